@@ -1,0 +1,30 @@
+package memory_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/retsu/retsu/adapters/memory"
+	"github.com/retsu/retsu/ports"
+	"github.com/retsu/retsu/ports/porttest"
+)
+
+func TestQueueStore(t *testing.T) {
+	t.Parallel()
+	porttest.TestQueueStore(t, func(*testing.T) ports.QueueStore { return memory.NewQueueStore() })
+}
+
+func TestMessageStore(t *testing.T) {
+	t.Parallel()
+	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
+		clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+		return porttest.MessageHarness{Store: memory.NewMessageStore(clock), Wait: clock.Advance}
+	})
+}
+
+func TestQueueCache(t *testing.T) {
+	t.Parallel()
+	porttest.TestQueueCache(t, func(*testing.T) ports.QueueCache {
+		return memory.NewQueueCache(memory.SystemClock{}, 0)
+	})
+}
