@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retsu/retsu/domain"
+)
+
+// PoolOptions bound the connection pool.
+type PoolOptions struct {
+	// MaxConns caps the connections the pool opens.
+	MaxConns int32
+	// ConnectTimeout bounds each attempt to open a connection.
+	ConnectTimeout time.Duration
+}
+
+// OpenPool returns a pool of connections to the database at url, once one connection has
+// answered. Returns a service_unavailable error when the database cannot be reached.
+func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, error) {
+	config, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error may quote the URL, password included: keep only its kind.
+		return nil, errors.New("postgres: the database URL is malformed")
+	}
+	if o.MaxConns > 0 {
+		config.MaxConns = o.MaxConns
+	}
+	if o.ConnectTimeout > 0 {
+		config.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, config)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", translate(err))
+	}
+	return pool, nil
+}
+
+// translate turns a driver error into a service_unavailable error when the database could
+// not be reached or dropped the connection, since the same request may succeed when it is
+// retried. Other errors are returned unchanged, to be wrapped as internal errors.
+func translate(err error) error {
+	if err == nil || !unreachable(err) {
+		return err
+	}
+	return domain.Unavailable(err)
+}
+
+// unreachable reports whether err means that the database is down, restarting, refusing
+// connections or lost the connection.
+func unreachable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code[:2] == "08": // connection_exception
+			return true
+		case pgErr.Code == "57P01", // admin_shutdown, also pg_terminate_backend
+			pgErr.Code == "57P02", // crash_shutdown
+			pgErr.Code == "57P03", // cannot_connect_now: starting up or shutting down
+			pgErr.Code == "53300": // too_many_connections
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) ||
+		errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) ||
+		pgconn.Timeout(err) ||
+		pgconn.SafeToRetry(err)
+}
+
+// isUniqueViolation reports whether err is a unique_violation of the named constraint.
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
+
+// redact hides the password of databaseURL in err's text, which some drivers quote.
+func redact(err error, databaseURL string) error {
+	u, parseErr := url.Parse(databaseURL)
+	if parseErr != nil {
+		return err
+	}
+	password, ok := u.User.Password()
+	if !ok || password == "" || !strings.Contains(err.Error(), password) {
+		return err
+	}
+	return &redactedError{text: strings.ReplaceAll(err.Error(), password, "xxxxx"), err: err}
+}
+
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }

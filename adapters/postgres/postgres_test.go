@@ -1,0 +1,64 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/ports"
+	"github.com/retsu/retsu/ports/porttest"
+)
+
+// pool is connected to the migrated test database for the whole package.
+var pool *pgxpool.Pool
+
+// TestMain migrates the database named by RETSU_TEST_DATABASE_URL and fails when it is
+// missing: these tests are the proof that the SQL keeps the contract, so they never skip.
+func TestMain(m *testing.M) {
+	url := os.Getenv("RETSU_TEST_DATABASE_URL")
+	if url == "" {
+		fmt.Fprintln(os.Stderr, "RETSU_TEST_DATABASE_URL is not set: start the services with `make test` (or scripts/services.sh up and its env)")
+		os.Exit(1)
+	}
+	if err := migrateUp(url); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var err error
+	pool, err = postgres.OpenPool(context.Background(), url, postgres.PoolOptions{MaxConns: 32})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	pool.Close()
+	os.Exit(code)
+}
+
+func migrateUp(url string) error {
+	migrator, err := postgres.NewMigrator(url)
+	if err != nil {
+		return err
+	}
+	defer migrator.Close()
+	return migrator.Up()
+}
+
+func TestQueueStore(t *testing.T) {
+	t.Parallel()
+	store := postgres.NewQueueStore(pool)
+	porttest.TestQueueStore(t, func(*testing.T) ports.QueueStore { return store })
+}
+
+func TestMessageStore(t *testing.T) {
+	t.Parallel()
+	store := postgres.NewMessageStore(pool)
+	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
+		return porttest.MessageHarness{Store: store, Wait: time.Sleep}
+	})
+}

@@ -1,0 +1,164 @@
+package postgres
+
+// The statements of the adapter. Each names the index it relies on.
+
+const queueColumns = `id, name, visibility_timeout_seconds, max_delivery_attempts, default_message_ttl_seconds`
+
+// insertQueue relies on queues_name_key to refuse a second queue with the same name, also
+// when two inserts race.
+const insertQueue = `
+INSERT INTO queues (` + queueColumns + `)
+VALUES ($1, $2, $3, $4, $5)`
+
+// selectQueue uses the primary key.
+const selectQueue = `SELECT ` + queueColumns + ` FROM queues WHERE id = $1`
+
+// selectQueues walks queues_name_key in name order from the cursor $2; $1, when not empty,
+// keeps the one queue with that name.
+const selectQueues = `
+SELECT ` + queueColumns + `
+FROM queues
+WHERE ($1 = '' OR name = $1) AND name > $2
+ORDER BY name
+LIMIT $3`
+
+// updateQueue changes the settings given (NULL keeps the stored value), by primary key.
+const updateQueue = `
+UPDATE queues
+SET visibility_timeout_seconds  = coalesce($2, visibility_timeout_seconds),
+    max_delivery_attempts       = coalesce($3, max_delivery_attempts),
+    default_message_ttl_seconds = coalesce($4, default_message_ttl_seconds),
+    updated_at = now()
+WHERE id = $1
+RETURNING ` + queueColumns
+
+// insertMessages stores a batch of messages given as parallel arrays, in array order, so
+// that seq follows the order of the batch. The expiry is computed on the database's clock.
+// It does not read the queues table: the settings come with each message.
+const insertMessages = `
+INSERT INTO messages (queue_id, id, priority, payload, expires_at, visibility_timeout_seconds, max_delivery_attempts)
+SELECT m.queue_id, m.id, m.priority, m.payload, now() + make_interval(secs => m.ttl_seconds),
+       m.visibility_timeout_seconds, m.max_delivery_attempts
+FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::bytea[], $5::integer[], $6::integer[], $7::integer[])
+     WITH ORDINALITY AS m(queue_id, id, priority, payload, ttl_seconds, visibility_timeout_seconds, max_delivery_attempts, ord)
+ORDER BY m.ord`
+
+// claimMessages delivers up to $2 messages of queue $1 in one statement: the best
+// candidates in delivery order, locked with SKIP LOCKED so that concurrent claims never
+// take the same row. Candidates come from two index scans, each bounded by $2:
+//   - waiting: never-delivered messages, from messages_waiting_idx in (priority, seq) order;
+//   - returned: delivered messages whose visibility timeout has ended, from
+//     messages_delivered_idx (visible_at <= now()), sorted by (priority, seq).
+//
+// Exhausted candidates are moved to dead_letters in the same statement (never both or
+// neither); the others get a new receipt handle, one more attempt and a new visibility
+// deadline. The first row always exists and carries how many were moved (dead_lettered), so
+// that the caller can go on searching; its message columns are NULL when none was delivered.
+const claimMessages = `
+WITH waiting AS MATERIALIZED (
+    SELECT id, priority, seq, delivery_attempts, max_delivery_attempts
+    FROM messages
+    WHERE queue_id = $1 AND delivery_attempts = 0 AND expires_at > now()
+    ORDER BY priority, seq
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), returned AS MATERIALIZED (
+    SELECT id, priority, seq, delivery_attempts, max_delivery_attempts
+    FROM messages
+    WHERE queue_id = $1 AND delivery_attempts > 0 AND visible_at <= now() AND expires_at > now()
+    ORDER BY priority, seq
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), candidates AS MATERIALIZED (
+    SELECT * FROM waiting
+    UNION ALL
+    SELECT * FROM returned
+    ORDER BY priority, seq
+    LIMIT $2
+), exhausted AS (
+    DELETE FROM messages m
+    USING candidates c
+    WHERE m.queue_id = $1 AND m.id = c.id AND c.delivery_attempts >= c.max_delivery_attempts
+    RETURNING m.queue_id, m.id, m.priority, m.payload, m.delivery_attempts, m.enqueued_at
+), moved AS (
+    INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at)
+    SELECT queue_id, id, priority, payload, delivery_attempts, enqueued_at FROM exhausted
+    RETURNING id
+), delivered AS (
+    UPDATE messages m
+    SET receipt_handle = gen_random_uuid(),
+        delivery_attempts = m.delivery_attempts + 1,
+        visible_at = now() + make_interval(secs => m.visibility_timeout_seconds)
+    FROM candidates c
+    WHERE m.queue_id = $1 AND m.id = c.id AND c.delivery_attempts < c.max_delivery_attempts
+    RETURNING m.id, m.payload, m.priority, m.receipt_handle, m.delivery_attempts, m.seq
+)
+SELECT (SELECT count(*) FROM moved) AS dead_lettered,
+       d.id, d.payload, d.priority, d.receipt_handle, d.delivery_attempts
+FROM (SELECT 1) AS one
+LEFT JOIN delivered d ON true
+ORDER BY d.priority, d.seq`
+
+// deleteAcknowledged removes the messages whose receipt handle names their current delivery
+// and whose visibility timeout is still running, by primary key, and returns their IDs.
+const deleteAcknowledged = `
+DELETE FROM messages m
+USING unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS a(queue_id, id, receipt_handle)
+WHERE m.queue_id = a.queue_id AND m.id = a.id
+  AND m.receipt_handle = a.receipt_handle AND m.visible_at > now()
+RETURNING m.id`
+
+// deleteExpired deletes up to $2 removable messages of queue $1: expired, and either never
+// delivered or past the visibility timeout of their last delivery. It walks
+// messages_expiry_idx over the expired range only. The victims are chosen once, in a
+// materialized CTE: as an IN (subquery) the planner may run the subquery again and delete
+// more than the limit.
+const deleteExpired = `
+WITH doomed AS MATERIALIZED (
+    SELECT id FROM messages
+    WHERE queue_id = $1 AND expires_at <= now()
+      AND (delivery_attempts = 0 OR visible_at <= now())
+    ORDER BY expires_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM messages m
+USING doomed d
+WHERE m.queue_id = $1 AND m.id = d.id`
+
+// deleteDeadLetters deletes up to $3 dead letters of queue $1 older than $2 seconds, from
+// dead_letters_age_idx, choosing them once as deleteExpired does.
+const deleteDeadLetters = `
+WITH doomed AS MATERIALIZED (
+    SELECT id FROM dead_letters
+    WHERE queue_id = $1 AND dead_lettered_at <= now() - make_interval(secs => $2)
+    ORDER BY dead_lettered_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM dead_letters l
+USING doomed d
+WHERE l.queue_id = $1 AND l.id = d.id`
+
+// selectStats counts the queue's messages and dead letters per priority.
+const selectStats = `
+SELECT p.priority,
+       coalesce(m.ready, 0), coalesce(m.in_flight, 0), coalesce(d.dead_lettered, 0),
+       coalesce(extract(epoch FROM now() - m.oldest_ready), 0)::float8
+FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
+LEFT JOIN (
+    SELECT priority,
+           count(*) FILTER (WHERE NOT leased) AS ready,
+           count(*) FILTER (WHERE leased) AS in_flight,
+           min(enqueued_at) FILTER (WHERE NOT leased) AS oldest_ready
+    FROM (
+        SELECT priority, enqueued_at, delivery_attempts > 0 AND visible_at > now() AS leased
+        FROM messages
+        WHERE queue_id = $1 AND (expires_at > now() OR delivery_attempts > 0 AND visible_at > now())
+    ) AS live
+    GROUP BY priority
+) AS m USING (priority)
+LEFT JOIN (
+    SELECT priority, count(*) AS dead_lettered FROM dead_letters WHERE queue_id = $1 GROUP BY priority
+) AS d USING (priority)
+ORDER BY p.priority`

@@ -1,0 +1,3 @@
+DROP TABLE dead_letters;
+DROP TABLE messages;
+DROP TABLE queues;
