@@ -1,0 +1,56 @@
+package redis
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// reconnectEvery is how often Open tries again to reach a Redis that did not answer.
+const reconnectEvery = time.Second
+
+// Open returns a QueueCache for the Redis at url that does not need Redis to be up. It
+// connects at once when it can; otherwise it keeps trying in the background every second,
+// and until a try succeeds every call fails at once, so that the service reads queue
+// details from PostgreSQL. Once connected, rueidis reconnects by itself. Open fails only
+// for a malformed URL. Close stops the tries and the connection.
+func Open(ctx context.Context, url string, o Options, log *slog.Logger) (*QueueCache, error) {
+	if _, err := clientOption(url); err != nil {
+		return nil, err
+	}
+	c := &QueueCache{o: o.withDefaults()}
+	client, err := Connect(ctx, url, o)
+	if err == nil {
+		c.client.Store(&client)
+		return c, nil
+	}
+	log.Warn("cannot reach Redis; serving queue details from PostgreSQL and retrying every second", "err", err)
+	retryCtx, cancel := context.WithCancel(context.Background())
+	c.stopConnecting = cancel
+	c.connecting.Go(func() {
+		for {
+			select {
+			case <-retryCtx.Done():
+				return
+			case <-time.After(reconnectEvery):
+			}
+			if client, err := Connect(retryCtx, url, o); err == nil {
+				c.client.Store(&client)
+				log.Info("connected to Redis")
+				return
+			}
+		}
+	})
+	return c, nil
+}
+
+// Close stops connecting and closes the connection, if any.
+func (c *QueueCache) Close() {
+	if c.stopConnecting != nil {
+		c.stopConnecting()
+		c.connecting.Wait()
+	}
+	if client, err := c.redis(); err == nil {
+		client.Close()
+	}
+}

@@ -1,0 +1,46 @@
+package redis_test
+
+import (
+	"log/slog"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/redis"
+)
+
+func TestOpen_RedisDownAtStart_FailsFastThenConnectsWhenRedisComesUp(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	address := closedAddress(t)
+	u, err := url.Parse(redisURL)
+	is.NoErr(err)
+	u.Host = address
+
+	cache, err := redis.Open(t.Context(), u.String(), redis.Options{}, slog.New(slog.DiscardHandler))
+	is.NoErr(err) // an unreachable Redis does not stop the cache from opening
+	defer cache.Close()
+	q := newQueue()
+	start := time.Now()
+	_, _, err = cache.Queue(t.Context(), q.ID)
+	is.True(err != nil)                               // while Redis is down, reads fail
+	is.True(time.Since(start) < 100*time.Millisecond) // at once, so the service falls back without delay
+
+	newProxyAt(t, redisURL, address) // Redis comes up at the address
+	within(t, 3*time.Second, "the cache connects once Redis answers", func() bool {
+		return cache.Store(t.Context(), q) == nil
+	})
+	got, found, err := cache.Queue(t.Context(), q.ID)
+	is.NoErr(err)
+	is.True(found)   // the connected cache serves entries
+	is.Equal(got, q) // with every detail
+}
+
+func TestOpen_MalformedURL_Fails(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	_, err := redis.Open(t.Context(), "http://:secret@127.0.0.1:x", redis.Options{}, slog.New(slog.DiscardHandler))
+	is.True(err != nil) // a URL that is not a Redis URL is refused at once
+}
