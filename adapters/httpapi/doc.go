@@ -1,0 +1,7 @@
+// Package httpapi serves Retsu's HTTP API with gorilla/mux: the routes of CONTRACT.md, strict
+// request decoding, and errors as application/problem+json with a stable code.
+//
+// Everything HTTP-specific lives here: content types, body limits, JSON shape, status codes.
+// Handlers parse the request, call the Service, and encode its answer; one table maps error
+// codes to statuses, and 5xx answers never carry the text of the error behind them.
+package httpapi

@@ -1,0 +1,347 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// queueJSON is a queue as the API shows it.
+type queueJSON struct {
+	ID                       domain.ID `json:"id"`
+	Name                     string    `json:"name"`
+	VisibilityTimeoutSeconds int64     `json:"visibility_timeout_seconds"`
+	MaxDeliveryAttempts      int       `json:"max_delivery_attempts"`
+	DefaultMessageTTLSeconds int64     `json:"default_message_ttl_seconds"`
+}
+
+func toQueueJSON(q domain.Queue) queueJSON {
+	return queueJSON{
+		ID:                       q.ID,
+		Name:                     q.Name,
+		VisibilityTimeoutSeconds: int64(q.VisibilityTimeout / time.Second),
+		MaxDeliveryAttempts:      q.MaxDeliveryAttempts,
+		DefaultMessageTTLSeconds: int64(q.DefaultMessageTTL / time.Second),
+	}
+}
+
+// The members each request body accepts.
+var (
+	createQueueFields = []string{"name", "visibility_timeout_seconds", "max_delivery_attempts", "default_message_ttl_seconds"}
+	updateQueueFields = []string{"visibility_timeout_seconds", "max_delivery_attempts", "default_message_ttl_seconds"}
+	enqueueFields     = []string{"payload", "priority", "ttl_seconds"}
+	acknowledgeFields = []string{"receipt_handle"}
+)
+
+// createQueue answers POST /v1/queues.
+func (a *api) createQueue(w http.ResponseWriter, r *http.Request) error {
+	// Parse: content type, size and shape, then the members' types.
+	obj, err := readObject(r, createQueueFields)
+	if err != nil {
+		return err
+	}
+	name, _, err := obj.text("name")
+	if err != nil {
+		return err
+	}
+	settings, err := obj.settingsUpdate()
+	if err != nil {
+		return err
+	}
+	// Call: the service checks the values, then creates.
+	q, err := a.svc.CreateQueue(r.Context(), domain.NewQueue{Name: name, SettingsUpdate: settings})
+	if err != nil {
+		return err
+	}
+	// Encode.
+	w.Header().Set("Location", "/v1/queues/"+q.ID.String())
+	return writeJSON(w, http.StatusCreated, toQueueJSON(q))
+}
+
+// listQueues answers GET /v1/queues.
+func (a *api) listQueues(w http.ResponseWriter, r *http.Request) error {
+	// Parse the query. A malformed one (a bad escape, a semicolon) is refused: URL.Query
+	// would silently drop its pairs, and ?name=%zz would then list every queue.
+	query, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return requestError(domain.CodeInvalidQuery, "the query is not a well-formed URL query")
+	}
+	p, err := parseListQuery(query)
+	if err != nil {
+		return err
+	}
+	// Call.
+	queues, err := a.svc.ListQueues(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	// Encode.
+	page := struct {
+		Queues []queueJSON `json:"queues"`
+	}{Queues: make([]queueJSON, 0, len(queues))}
+	for _, q := range queues {
+		page.Queues = append(page.Queues, toQueueJSON(q))
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+// getQueue answers GET /v1/queues/{queue_id}.
+func (a *api) getQueue(w http.ResponseWriter, r *http.Request) error {
+	queueID, err := pathID(r, "queue_id")
+	if err != nil {
+		return err
+	}
+	q, err := a.svc.Queue(r.Context(), queueID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toQueueJSON(q))
+}
+
+// updateQueue answers PATCH /v1/queues/{queue_id}.
+func (a *api) updateQueue(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the address, then the body.
+	queueID, err := pathID(r, "queue_id")
+	if err != nil {
+		return err
+	}
+	obj, err := readObject(r, updateQueueFields)
+	if err != nil {
+		return err
+	}
+	settings, err := obj.settingsUpdate()
+	if err != nil {
+		return err
+	}
+	// Call.
+	q, err := a.svc.UpdateQueue(r.Context(), queueID, settings)
+	if err != nil {
+		return err
+	}
+	// Encode.
+	return writeJSON(w, http.StatusOK, toQueueJSON(q))
+}
+
+// enqueue answers POST /v1/queues/{queue_id}/messages.
+func (a *api) enqueue(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the address, the body's shape and types, then the priority's value.
+	queueID, err := pathID(r, "queue_id")
+	if err != nil {
+		return err
+	}
+	obj, err := readObject(r, enqueueFields)
+	if err != nil {
+		return err
+	}
+	payload, present, err := obj.text("payload")
+	if err != nil {
+		return err
+	}
+	if !present {
+		return errInvalidJSON("payload is required")
+	}
+	priorityName, _, err := obj.text("priority")
+	if err != nil {
+		return err
+	}
+	ttl, err := obj.seconds("ttl_seconds")
+	if err != nil {
+		return err
+	}
+	priority, err := domain.ParsePriority(priorityName)
+	if err != nil {
+		return err
+	}
+	// Call: the service checks the lifetime and that the queue exists.
+	id, err := a.svc.Enqueue(r.Context(), queueID, domain.NewMessage{Payload: payload, Priority: priority, TTL: ttl})
+	if err != nil {
+		return err
+	}
+	// Encode.
+	return writeJSON(w, http.StatusCreated, struct {
+		ID domain.ID `json:"id"`
+	}{id})
+}
+
+// dequeue answers POST /v1/queues/{queue_id}/messages/dequeue.
+func (a *api) dequeue(w http.ResponseWriter, r *http.Request) error {
+	// Parse: the address; a body is optional but must be {} when present.
+	queueID, err := pathID(r, "queue_id")
+	if err != nil {
+		return err
+	}
+	if err := readOptionalEmptyObject(r); err != nil {
+		return err
+	}
+	// Call.
+	d, ok, err := a.svc.Dequeue(r.Context(), queueID)
+	if err != nil {
+		return err
+	}
+	// Encode: 204 when nothing is waiting.
+	if !ok {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return writeJSON(w, http.StatusOK, struct {
+		ID               domain.ID `json:"id"`
+		Payload          string    `json:"payload"`
+		Priority         string    `json:"priority"`
+		ReceiptHandle    domain.ID `json:"receipt_handle"`
+		DeliveryAttempts int       `json:"delivery_attempts"`
+	}{d.MessageID, d.Payload, d.Priority.String(), d.ReceiptHandle, d.DeliveryAttempts})
+}
+
+// acknowledge answers POST /v1/queues/{queue_id}/messages/{message_id}/acknowledge.
+func (a *api) acknowledge(w http.ResponseWriter, r *http.Request) error {
+	// Parse: both IDs of the address, then the receipt handle.
+	queueID, err := pathID(r, "queue_id")
+	if err != nil {
+		return err
+	}
+	messageID, err := pathID(r, "message_id")
+	if err != nil {
+		return err
+	}
+	obj, err := readObject(r, acknowledgeFields)
+	if err != nil {
+		return err
+	}
+	handleText, present, err := obj.text("receipt_handle")
+	if err != nil {
+		return err
+	}
+	receiptHandle, parseErr := domain.ParseID(handleText)
+	if !present || parseErr != nil {
+		return errInvalidJSON("receipt_handle must be the UUID of a delivery")
+	}
+	// Call: 204 whether or not this delivery removed the message.
+	if err := a.svc.Acknowledge(r.Context(), queueID, messageID, receiptHandle); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// healthz answers GET /healthz: the process is alive.
+func (a *api) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers GET /readyz: the instance can reach its database.
+func (a *api) readyz(w http.ResponseWriter, r *http.Request) error {
+	if err := a.ready(r.Context()); err != nil {
+		return domain.Unavailable(err)
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// pathID returns the ID in the path variable name. Returns invalid_path.
+func pathID(r *http.Request, name string) (domain.ID, error) {
+	id, err := domain.ParseID(mux.Vars(r)[name])
+	if err != nil {
+		return domain.ID{}, requestError(codeInvalidPath, name+" in the address must be a UUID such as 019c9a65-7d3a-7c6b-8a9d-123456789abc")
+	}
+	return id, nil
+}
+
+// readObject reads a JSON body holding one object with members among allowed.
+func readObject(r *http.Request, allowed []string) (object, error) {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return parseObject(body, allowed...)
+}
+
+// readOptionalEmptyObject accepts no body at all, or a JSON body holding {}.
+func readOptionalEmptyObject(r *http.Request) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	var first [1]byte
+	n, _ := io.ReadFull(r.Body, first[:])
+	if n == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(first[:n]), r.Body))
+	_, err := readObject(r, nil)
+	return err
+}
+
+// settingsUpdate reads the settings members of a create or update body.
+func (o object) settingsUpdate() (domain.SettingsUpdate, error) {
+	var u domain.SettingsUpdate
+	var err error
+	if u.VisibilityTimeout, err = o.seconds("visibility_timeout_seconds"); err != nil {
+		return u, err
+	}
+	attempts, present, err := o.wholeNumber("max_delivery_attempts")
+	if err != nil {
+		return u, err
+	}
+	if present {
+		n := int(attempts)
+		u.MaxDeliveryAttempts = &n
+	}
+	if u.DefaultMessageTTL, err = o.seconds("default_message_ttl_seconds"); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+// seconds reads a member holding whole seconds as a duration; nil when it is missing.
+func (o object) seconds(name string) (*time.Duration, error) {
+	n, present, err := o.wholeNumber(name)
+	if err != nil || !present {
+		return nil, err
+	}
+	d := time.Duration(n) * time.Second
+	return &d, nil
+}
+
+// listQueryParameters are the query parameters of GET /v1/queues.
+var listQueryParameters = []string{"name", "after", "limit"}
+
+// parseListQuery reads name, after and limit, each at most once. Returns invalid_query.
+func parseListQuery(query url.Values) (ports.ListQueuesParams, error) {
+	for key, values := range query {
+		if !isAllowed(key, listQueryParameters) || len(values) != 1 {
+			return ports.ListQueuesParams{}, requestError(domain.CodeInvalidQuery,
+				fmt.Sprintf("the query accepts name, after and limit, each at most once; %s is not accepted", quoteField(key)))
+		}
+	}
+	p := ports.ListQueuesParams{Name: query.Get("name"), After: query.Get("after")}
+	if limit := query.Get("limit"); query.Has("limit") {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 {
+			n = -1 // refused below by the service, with the range in its message
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// writeJSON answers v as JSON with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode answer: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body.Bytes())
+	return nil
+}

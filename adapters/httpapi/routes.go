@@ -1,0 +1,115 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// Service is what the API needs from Retsu's core; *app.Service implements it. Its errors
+// carry the codes of package domain.
+type Service interface {
+	CreateQueue(ctx context.Context, n domain.NewQueue) (domain.Queue, error)
+	Queue(ctx context.Context, id domain.ID) (domain.Queue, error)
+	ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error)
+	UpdateQueue(ctx context.Context, id domain.ID, u domain.SettingsUpdate) (domain.Queue, error)
+	Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMessage) (domain.ID, error)
+	Dequeue(ctx context.Context, queueID domain.ID) (domain.Delivery, bool, error)
+	Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) error
+}
+
+// Options configure the API handler.
+type Options struct {
+	// Logger receives the errors behind 5xx answers; nil discards them.
+	Logger *slog.Logger
+	// Ready reports whether the instance can serve requests, for /readyz; nil means always.
+	Ready func(ctx context.Context) error
+}
+
+// api holds what the handlers share.
+type api struct {
+	svc   Service
+	log   *slog.Logger
+	ready func(ctx context.Context) error
+}
+
+// NewHandler returns the HTTP handler of the whole API.
+func NewHandler(svc Service, o Options) http.Handler {
+	a := &api{svc: svc, log: o.Logger, ready: o.Ready}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.ready == nil {
+		a.ready = func(context.Context) error { return nil }
+	}
+	r := mux.NewRouter()
+	// Unclean paths (double slashes, dot segments) match no route instead of being
+	// redirected, which would turn a POST into a GET in many clients.
+	r.SkipClean(true)
+	r.NotFoundHandler = a.handle(func(http.ResponseWriter, *http.Request) error {
+		return requestError(codeNotFound, "no route matches this address")
+	})
+
+	r.Handle("/v1/queues", a.methods(map[string]handlerFunc{
+		http.MethodPost: a.createQueue,
+		http.MethodGet:  a.listQueues,
+	}))
+	r.Handle("/v1/queues/{queue_id}", a.methods(map[string]handlerFunc{
+		http.MethodGet:   a.getQueue,
+		http.MethodPatch: a.updateQueue,
+	}))
+	r.Handle("/v1/queues/{queue_id}/messages", a.methods(map[string]handlerFunc{
+		http.MethodPost: a.enqueue,
+	}))
+	r.Handle("/v1/queues/{queue_id}/messages/dequeue", a.methods(map[string]handlerFunc{
+		http.MethodPost: a.dequeue,
+	}))
+	r.Handle("/v1/queues/{queue_id}/messages/{message_id}/acknowledge", a.methods(map[string]handlerFunc{
+		http.MethodPost: a.acknowledge,
+	}))
+	r.Handle("/healthz", a.methods(map[string]handlerFunc{http.MethodGet: a.healthz}))
+	r.Handle("/readyz", a.methods(map[string]handlerFunc{http.MethodGet: a.readyz}))
+	return r
+}
+
+// handlerFunc is a handler that returns its error, to be answered as problem+json.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+func (a *api) handle(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, a.log, err)
+		}
+	})
+}
+
+// methods dispatches on the request method, answering 405 with an Allow header for the
+// others.
+func (a *api) methods(byMethod map[string]handlerFunc) http.Handler {
+	allowed := make([]string, 0, len(byMethod))
+	handlers := make(map[string]http.Handler, len(byMethod))
+	for method, h := range byMethod {
+		allowed = append(allowed, method)
+		handlers[method] = a.handle(h)
+	}
+	slices.Sort(allowed)
+	allow := strings.Join(allowed, ", ")
+	notAllowed := a.handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Allow", allow)
+		return requestError(codeMethodNotAllowed, "this address accepts only "+allow)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, ok := handlers[r.Method]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+		notAllowed.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,43 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// ServerOptions bound what one connection may cost the server.
+type ServerOptions struct {
+	Addr string
+	// ReadHeaderTimeout bounds the time to read a request's headers: a client that sends
+	// them slowly is disconnected.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time to read a whole request, body included.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the time from the end of the request's headers to the end of
+	// the answer.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds how long a kept-alive connection may wait for its next request.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the size of a request's headers.
+	MaxHeaderBytes int
+	// Logger receives the server's own errors (such as TLS handshakes or panics).
+	Logger *slog.Logger
+}
+
+// NewServer returns an HTTP server for handler with the bounds of o.
+func NewServer(handler http.Handler, o ServerOptions) *http.Server {
+	s := &http.Server{
+		Addr:              o.Addr,
+		Handler:           handler,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		WriteTimeout:      o.WriteTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    o.MaxHeaderBytes,
+	}
+	if o.Logger != nil {
+		s.ErrorLog = slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)
+	}
+	return s
+}

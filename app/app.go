@@ -1,0 +1,180 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/retsu/retsu/adapters/httpapi"
+	"github.com/retsu/retsu/adapters/memory"
+	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/adapters/redis"
+	"github.com/retsu/retsu/ports"
+)
+
+// App is a Retsu process: the service over the adapters chosen by its Config, and the HTTP
+// API in front of it.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	service *Service
+	handler http.Handler
+	closers []func()
+}
+
+// New connects the adapters that cfg chooses and assembles the service and its API. With
+// the postgres store it applies the migrations first when cfg.Migrate is set.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	var p Ports
+	var ready func(context.Context) error
+	switch cfg.Store {
+	case StoreMemory:
+		log.Warn("serving from process memory (--store=memory): nothing is durable and a restart loses every queue and message")
+		clock := memory.SystemClock{}
+		p = Ports{Queues: memory.NewQueueStore(), Messages: memory.NewMessageStore(clock), Cache: memory.NewQueueCache(clock, 0)}
+	case StorePostgres:
+		if p, ready, err = a.connectPostgres(ctx); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("unknown store %q", cfg.Store)}
+	}
+	p.Logger = log
+	a.service = NewService(p)
+	a.handler = httpapi.NewHandler(a.service, httpapi.Options{Logger: log, Ready: ready})
+	return a, nil
+}
+
+// connectPostgres migrates and connects PostgreSQL and the queue-details cache.
+func (a *App) connectPostgres(ctx context.Context) (Ports, func(context.Context) error, error) {
+	if a.cfg.Migrate {
+		if err := Migrate(a.cfg.DatabaseURL, "up", io.Discard); err != nil {
+			return Ports{}, nil, err
+		}
+	}
+	pool, err := postgres.OpenPool(ctx, a.cfg.DatabaseURL, postgres.PoolOptions{MaxConns: int32(a.cfg.DBMaxConns)})
+	if err != nil {
+		return Ports{}, nil, err
+	}
+	a.closers = append(a.closers, pool.Close)
+	cache, err := a.connectCache(ctx)
+	if err != nil {
+		return Ports{}, nil, err
+	}
+	p := Ports{Queues: postgres.NewQueueStore(pool), Messages: postgres.NewMessageStore(pool), Cache: cache}
+	return p, pool.Ping, nil
+}
+
+// connectCache returns the Redis cache when a Redis URL is configured, and otherwise a
+// cache in this process's memory whose entries live for CacheLifetime, so that this
+// instance sees other instances' updates within that time.
+func (a *App) connectCache(ctx context.Context) (ports.QueueCache, error) {
+	if a.cfg.RedisURL == "" {
+		a.log.Info("no Redis configured: queue details are cached in process memory", "lifetime", a.cfg.CacheLifetime)
+		return memory.NewQueueCache(memory.SystemClock{}, a.cfg.CacheLifetime), nil
+	}
+	cache, err := redis.Open(ctx, a.cfg.RedisURL, redis.Options{}, a.log)
+	if err != nil {
+		return nil, &ConfigError{"RETSU_REDIS_URL (--redis-url)", err.Error()}
+	}
+	a.closers = append(a.closers, cache.Close)
+	return cache, nil
+}
+
+// Service returns the service, for embedding.
+func (a *App) Service() *Service { return a.service }
+
+// Handler returns the HTTP API.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Serve listens on cfg.Addr and serves the API until ctx is done, then stops accepting
+// connections and waits up to cfg.ShutdownTimeout for the requests in flight.
+func (a *App) Serve(ctx context.Context) error {
+	listener, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", a.cfg.Addr, err)
+	}
+	server := httpapi.NewServer(a.handler, httpapi.ServerOptions{
+		ReadHeaderTimeout: a.cfg.ReadHeaderTimeout,
+		ReadTimeout:       a.cfg.ReadTimeout,
+		WriteTimeout:      a.cfg.WriteTimeout,
+		IdleTimeout:       a.cfg.IdleTimeout,
+		MaxHeaderBytes:    a.cfg.MaxHeaderBytes,
+		Logger:            a.log,
+	})
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	a.log.Info("serving the API", "addr", listener.Addr().String(), "store", a.cfg.Store)
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down: waiting for requests in flight", "timeout", a.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// Close releases the connections, in the reverse order of their opening.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+}
+
+// Migrate runs a migration command (up, down or version) on the database at databaseURL,
+// printing the version to out for "version".
+func Migrate(databaseURL, command string, out io.Writer) error {
+	migrator, err := postgres.NewMigrator(databaseURL)
+	if err != nil {
+		return err
+	}
+	defer migrator.Close()
+	switch command {
+	case "up":
+		return migrator.Up()
+	case "down":
+		return migrator.Down()
+	case "version":
+		version, dirty, err := migrator.Version()
+		if err != nil {
+			return err
+		}
+		state := ""
+		if dirty {
+			state = " (dirty: a migration failed halfway; fix the schema, then force the version)"
+		}
+		_, err = fmt.Fprintf(out, "%d%s\n", version, state)
+		return err
+	}
+	return &ConfigError{"arguments", fmt.Sprintf("unknown migrate command %q", command)}
+}
+
+// NewLogger returns the logger that cfg describes, writing to w.
+func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+	options := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, options))
+	}
+	return slog.New(slog.NewTextHandler(w, options))
+}

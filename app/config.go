@@ -1,0 +1,281 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the configuration of a Retsu process. Every setting comes from its default, then
+// its environment variable, then its command-line flag, the later winning.
+type Config struct {
+	// Addr is the address the API listens on.
+	Addr string
+	// Store selects the stores: "postgres", or "memory" (nothing is durable).
+	Store string
+	// DatabaseURL locates PostgreSQL; required with the postgres store.
+	DatabaseURL string
+	// RedisURL locates the shared queue-details cache; without it each instance caches
+	// queue details in its own memory for CacheLifetime.
+	RedisURL string
+	// Migrate applies the schema migrations before serving.
+	Migrate bool
+	// DBMaxConns caps the PostgreSQL connections of the process.
+	DBMaxConns int
+
+	// CacheLifetime bounds how long an instance without Redis keeps queue details, and so
+	// how long it may take to see another instance's update.
+	CacheLifetime time.Duration
+
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	// ShutdownTimeout bounds how long a stopping server waits for requests in flight.
+	ShutdownTimeout time.Duration
+
+	LogLevel  slog.Level
+	LogFormat string
+}
+
+// Store names.
+const (
+	StorePostgres = "postgres"
+	StoreMemory   = "memory"
+)
+
+// ConfigError reports a missing or malformed setting, naming its variable or flag.
+type ConfigError struct {
+	Setting string
+	Problem string
+}
+
+func (e *ConfigError) Error() string { return e.Setting + ": " + e.Problem }
+
+// ErrHelp is returned by the parsers when the arguments ask for help, which they printed.
+var ErrHelp = flag.ErrHelp
+
+// ParseServeConfig reads the configuration of `retsu serve` from args and the environment.
+// Returns a *ConfigError for a missing or malformed setting, or ErrHelp.
+func ParseServeConfig(args []string, getenv func(string) string, output io.Writer) (Config, error) {
+	c, err := parseConfig("serve", args, getenv, output, func(b *binder, c *Config) {
+		b.fs.Usage = usage(b.fs, "retsu serve [flags]",
+			"Serves the HTTP API; applies the schema migrations first unless --migrate=false.")
+		b.string(&c.Addr, "addr", "RETSU_ADDR", "127.0.0.1:2424", "address to listen on")
+		b.string(&c.Store, "store", "RETSU_STORE", StorePostgres, "stores: postgres, or memory (not durable)")
+		b.databaseURL(c)
+		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
+		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
+		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, "maximum PostgreSQL connections")
+		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, "how long an instance without Redis keeps queue details")
+		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, "time allowed to read request headers")
+		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, "time allowed to read a whole request")
+		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 30*time.Second, "time allowed to answer a request")
+		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, "time a kept-alive connection may stay idle")
+		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, "largest accepted request headers, in bytes")
+		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, "time a stopping server waits for requests in flight")
+	})
+	switch {
+	case err != nil:
+		return Config{}, err
+	case len(c.args) > 0:
+		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+	case c.Store != StorePostgres && c.Store != StoreMemory:
+		return Config{}, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("must be %s or %s, not %q", StorePostgres, StoreMemory, c.Store)}
+	case c.Store == StorePostgres && c.DatabaseURL == "":
+		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
+	}
+	return c.Config, nil
+}
+
+// MigrateCommands are the subcommands of `retsu migrate`.
+var MigrateCommands = []string{"up", "down", "version"}
+
+// ParseMigrateConfig reads the configuration of `retsu migrate` and returns the
+// subcommand. Returns a *ConfigError for a missing or malformed setting or subcommand, or
+// ErrHelp.
+func ParseMigrateConfig(args []string, getenv func(string) string, output io.Writer) (Config, string, error) {
+	// The subcommand may come before the flags (retsu migrate up --database-url …) or after.
+	var command string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		command, args = args[0], args[1:]
+	}
+	c, err := parseConfig("migrate", args, getenv, output, func(b *binder, c *Config) {
+		b.fs.Usage = usage(b.fs, "retsu migrate up|down|version [flags]",
+			"Applies every pending schema migration (up), reverts the latest one (down), or prints the schema version.")
+		b.databaseURL(c)
+	})
+	if err != nil {
+		return Config{}, "", err
+	}
+	if command == "" && len(c.args) == 1 {
+		command, c.args = c.args[0], nil
+	}
+	switch {
+	case len(c.args) > 0 || !slices.Contains(MigrateCommands, command):
+		return Config{}, "", &ConfigError{"arguments", "expected one of up, down or version"}
+	case c.DatabaseURL == "":
+		return Config{}, "", &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required"}
+	}
+	return c.Config, command, nil
+}
+
+// parsed is a Config with the positional arguments that followed the flags.
+type parsed struct {
+	Config
+	args []string
+}
+
+// parseConfig registers the settings every command shares and those of register, then
+// reads the environment and args.
+func parseConfig(command string, args []string, getenv func(string) string, output io.Writer,
+	register func(*binder, *Config)) (parsed, error) {
+	fs := flag.NewFlagSet("retsu "+command, flag.ContinueOnError)
+	fs.SetOutput(output)
+	b := &binder{fs: fs, getenv: getenv}
+	var c Config
+	b.level(&c.LogLevel, "log-level", "RETSU_LOG_LEVEL", slog.LevelInfo, "log level: debug, info, warn or error")
+	b.choice(&c.LogFormat, "log-format", "RETSU_LOG_FORMAT", "text", []string{"text", "json"}, "log format: text or json")
+	register(b, &c)
+	if err := errors.Join(b.errs...); err != nil {
+		return parsed{}, err
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return parsed{}, ErrHelp
+		}
+		return parsed{}, &ConfigError{"arguments", err.Error()}
+	}
+	return parsed{Config: c, args: fs.Args()}, nil
+}
+
+func usage(fs *flag.FlagSet, synopsis, description string) func() {
+	return func() {
+		out := fs.Output()
+		fmt.Fprintf(out, "usage: %s\n", synopsis)
+		if description != "" {
+			fmt.Fprintf(out, "\n%s\n", description)
+		}
+		fmt.Fprintln(out, "\nflags (each also read from the environment variable named in brackets):")
+		fs.PrintDefaults()
+	}
+}
+
+// binder registers settings that read their environment variable first and their flag
+// second, collecting malformed values as *ConfigError.
+type binder struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	errs   []error
+}
+
+// bind sets the default, then the environment's value, and registers the flag.
+func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse func(string) (T, error)) {
+	*p = def
+	if text := b.getenv(env); text != "" {
+		v, err := parse(text)
+		if err != nil {
+			b.errs = append(b.errs, &ConfigError{env, err.Error()})
+		} else {
+			*p = v
+		}
+	}
+	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
+}
+
+// flagValue is a flag.Value for any parse function.
+type flagValue[T any] struct {
+	p     *T
+	parse func(string) (T, error)
+}
+
+func (v *flagValue[T]) String() string {
+	if v == nil || v.p == nil {
+		return ""
+	}
+	return fmt.Sprint(*v.p)
+}
+
+func (v *flagValue[T]) Set(text string) error {
+	parsed, err := v.parse(text)
+	if err != nil {
+		return err
+	}
+	*v.p = parsed
+	return nil
+}
+
+// IsBoolFlag lets boolean flags stand alone (--migrate) as well as take a value
+// (--migrate=false).
+func (v *flagValue[T]) IsBoolFlag() bool {
+	_, ok := any(v.p).(*bool)
+	return ok
+}
+
+func (b *binder) string(p *string, name, env, def, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (string, error) { return s, nil })
+}
+
+func (b *binder) databaseURL(c *Config) {
+	b.string(&c.DatabaseURL, "database-url", "RETSU_DATABASE_URL", "", "PostgreSQL URL, such as postgres://user@host:5432/db")
+}
+
+func (b *binder) bool(p *bool, name, env string, def bool, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (bool, error) {
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return false, fmt.Errorf("must be true or false, not %q", s)
+		}
+		return v, nil
+	})
+}
+
+// int registers a whole number of at least 1.
+func (b *binder) int(p *int, name, env string, def int, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (int, error) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return 0, fmt.Errorf("must be a whole number of at least 1, not %q", s)
+		}
+		return v, nil
+	})
+}
+
+// duration registers a positive Go duration such as 30s or 336h.
+func (b *binder) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (time.Duration, error) {
+		v, err := time.ParseDuration(s)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("must be a positive duration such as 30s or 336h, not %q", s)
+		}
+		return v, nil
+	})
+}
+
+func (b *binder) choice(p *string, name, env, def string, choices []string, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (string, error) {
+		for _, c := range choices {
+			if s == c {
+				return s, nil
+			}
+		}
+		return "", fmt.Errorf("must be one of %s, not %q", strings.Join(choices, ", "), s)
+	})
+}
+
+func (b *binder) level(p *slog.Level, name, env string, def slog.Level, usage string) {
+	bind(b, p, name, env, def, usage, func(s string) (slog.Level, error) {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(s)); err != nil {
+			return 0, fmt.Errorf("must be debug, info, warn or error, not %q", s)
+		}
+		return l, nil
+	})
+}

@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// Service carries out Retsu's use cases over the ports it is given. It is safe for
+// concurrent use. Its methods return *domain.Error values whose codes callers can check;
+// any other error is internal.
+type Service struct {
+	queues   ports.QueueStore
+	messages ports.MessageStore
+	cache    ports.QueueCache
+	log      *slog.Logger
+	// cacheDown is set while the cache fails, so that an outage logs once when it starts
+	// and once when it ends rather than on every request.
+	cacheDown atomic.Bool
+}
+
+// Ports are the adapters a Service works with.
+type Ports struct {
+	Queues   ports.QueueStore
+	Messages ports.MessageStore
+	Cache    ports.QueueCache
+	// Logger receives warnings about cache trouble; nil discards them.
+	Logger *slog.Logger
+}
+
+// NewService returns a Service over p.
+func NewService(p Ports) *Service {
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{queues: p.Queues, messages: p.Messages, cache: p.Cache, log: log}
+}
+
+// CreateQueue creates a queue with the supplied settings and defaults for the others.
+// Returns invalid_queue_name, invalid_visibility_timeout, invalid_max_delivery_attempts,
+// invalid_default_message_ttl or queue_already_exists.
+func (s *Service) CreateQueue(ctx context.Context, n domain.NewQueue) (domain.Queue, error) {
+	settings, err := n.Settings()
+	if err != nil {
+		return domain.Queue{}, err
+	}
+	q := domain.Queue{ID: newTimeOrderedID(), Name: n.Name, Settings: settings}
+	if err := s.queues.CreateQueue(ctx, q); err != nil {
+		return domain.Queue{}, fmt.Errorf("create queue %q: %w", n.Name, err)
+	}
+	s.storeInCache(ctx, q)
+	return q, nil
+}
+
+// Queue returns a queue's current details. Returns queue_not_found.
+func (s *Service) Queue(ctx context.Context, id domain.ID) (domain.Queue, error) {
+	return s.queueDetails(ctx, id)
+}
+
+// ListQueues returns a page of queues ordered by name; see ports.ListQueuesParams. A zero
+// Limit takes domain.DefaultListLimit. Returns invalid_query for a limit out of range and
+// invalid_queue_name for a Name or After that no queue could have.
+func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error) {
+	if p.Limit == 0 {
+		p.Limit = domain.DefaultListLimit
+	}
+	if err := domain.ValidateListLimit(p.Limit); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{p.Name, p.After} {
+		if name == "" {
+			continue
+		}
+		if err := domain.ValidateQueueName(name); err != nil {
+			return nil, err
+		}
+	}
+	queues, err := s.queues.ListQueues(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	return queues, nil
+}
+
+// UpdateQueue changes the supplied settings of a queue and returns the complete queue. The
+// new settings apply to messages enqueued afterwards. Returns empty_queue_update,
+// invalid_visibility_timeout, invalid_max_delivery_attempts, invalid_default_message_ttl or
+// queue_not_found.
+func (s *Service) UpdateQueue(ctx context.Context, id domain.ID, u domain.SettingsUpdate) (domain.Queue, error) {
+	if u.IsEmpty() {
+		return domain.Queue{}, domain.ErrEmptyQueueUpdate
+	}
+	if err := u.Validate(); err != nil {
+		return domain.Queue{}, err
+	}
+	q, err := s.queues.UpdateQueue(ctx, id, u)
+	if err != nil {
+		return domain.Queue{}, fmt.Errorf("update queue %s: %w", id, err)
+	}
+	s.storeInCache(ctx, q)
+	return q, nil
+}
+
+// Enqueue stores a message and returns its ID once it is durable. Returns invalid_priority,
+// invalid_ttl or queue_not_found.
+func (s *Service) Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMessage) (domain.ID, error) {
+	if err := n.Validate(); err != nil {
+		return domain.ID{}, err
+	}
+	q, err := s.queueDetails(ctx, queueID)
+	if err != nil {
+		return domain.ID{}, err
+	}
+	e, err := n.Resolve(q, newTimeOrderedID())
+	if err != nil {
+		return domain.ID{}, err
+	}
+	if err := s.messages.Enqueue(ctx, e); err != nil {
+		return domain.ID{}, fmt.Errorf("enqueue to %s: %w", queueID, err)
+	}
+	return e.MessageID, nil
+}
+
+// Dequeue starts a delivery of the queue's next message; ok is false when none is ready.
+// Returns queue_not_found.
+func (s *Service) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Delivery, ok bool, err error) {
+	if _, err := s.queueDetails(ctx, queueID); err != nil {
+		return domain.Delivery{}, false, err
+	}
+	d, ok, err = s.messages.Dequeue(ctx, queueID)
+	if err != nil {
+		return domain.Delivery{}, false, fmt.Errorf("dequeue from %s: %w", queueID, err)
+	}
+	return d, ok, nil
+}
+
+// Acknowledge completes a delivery: the message is removed when receiptHandle names its
+// current, unexpired delivery, and nothing changes otherwise, so repeating it is safe.
+// Returns queue_not_found.
+func (s *Service) Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) error {
+	if _, err := s.queueDetails(ctx, queueID); err != nil {
+		return err
+	}
+	if _, err := s.messages.Acknowledge(ctx, queueID, messageID, receiptHandle); err != nil {
+		return fmt.Errorf("acknowledge %s in %s: %w", messageID, queueID, err)
+	}
+	return nil
+}
+
+// Stats counts a queue's messages by priority. Returns queue_not_found.
+func (s *Service) Stats(ctx context.Context, queueID domain.ID) (domain.QueueStats, error) {
+	if _, err := s.queueDetails(ctx, queueID); err != nil {
+		return domain.QueueStats{}, err
+	}
+	stats, err := s.messages.Stats(ctx, queueID)
+	if err != nil {
+		return domain.QueueStats{}, fmt.Errorf("stats of %s: %w", queueID, err)
+	}
+	return stats, nil
+}
+
+// queueDetails reads a queue from the cache, or from the QueueStore on a miss, filling the
+// cache. Cache trouble is logged and answered from the QueueStore, so that requests
+// succeed without the cache.
+func (s *Service) queueDetails(ctx context.Context, id domain.ID) (domain.Queue, error) {
+	q, found, cacheErr := s.cache.Queue(ctx, id)
+	s.noteCache("read", cacheErr)
+	if cacheErr == nil && found {
+		return q, nil
+	}
+	q, err := s.queues.Queue(ctx, id)
+	if err != nil {
+		return domain.Queue{}, fmt.Errorf("queue %s: %w", id, err)
+	}
+	if cacheErr == nil {
+		s.noteCache("fill", s.cache.Fill(ctx, q))
+	}
+	return q, nil
+}
+
+// storeInCache writes a queue just written to the QueueStore into the cache. A failure is
+// logged, not returned: the QueueStore holds the change, and the entry will be refilled.
+func (s *Service) storeInCache(ctx context.Context, q domain.Queue) {
+	s.noteCache("store", s.cache.Store(ctx, q))
+}
+
+// noteCache logs when the cache starts failing and when it works again.
+func (s *Service) noteCache(op string, err error) {
+	switch {
+	case err != nil && s.cacheDown.CompareAndSwap(false, true):
+		s.log.Warn("queue-details cache unavailable; serving queue details from the database", "op", op, "err", err)
+	case err == nil && s.cacheDown.Load() && s.cacheDown.CompareAndSwap(true, false):
+		s.log.Info("queue-details cache available again")
+	}
+}
+
+// newTimeOrderedID returns a UUID version 7, whose time prefix keeps IDs roughly ordered in
+// indexes. Delivery order never depends on it.
+func newTimeOrderedID() domain.ID {
+	return domain.ID(uuid.Must(uuid.NewV7()))
+}

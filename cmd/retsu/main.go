@@ -1,0 +1,118 @@
+// Command retsu serves Retsu's HTTP API and manages its schema.
+//
+//	retsu serve             serve the API (migrates first unless --migrate=false)
+//	retsu migrate up|down|version
+//	retsu version
+//
+// Every command takes --help. Settings come from RETSU_* environment variables and flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/retsu/retsu/app"
+)
+
+const usage = `usage: retsu <command> [flags]
+
+commands:
+  serve     serve the HTTP API (applies schema migrations first unless --migrate=false)
+  migrate   up | down | version: manage the PostgreSQL schema
+  version   print the version
+
+Run "retsu <command> --help" for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// errUsage reports a command line that names no known command; usage was printed.
+var errUsage = errors.New("unknown command")
+
+// run carries out the command in args. It returns when the command is done or, for serve,
+// when ctx is cancelled and the server has stopped.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	command, args := args[0], args[1:]
+	switch command {
+	case "serve":
+		return serve(ctx, args, getenv, stderr)
+	case "migrate":
+		cfg, sub, err := app.ParseMigrateConfig(args, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		return app.Migrate(cfg.DatabaseURL, sub, stdout)
+	case "version":
+		fmt.Fprintln(stdout, "retsu", version())
+		return nil
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "retsu: unknown command %q\n\n%s", command, usage)
+	return errUsage
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := app.ParseServeConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := app.NewLogger(cfg, stderr)
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Serve(ctx)
+}
+
+// exitStatus prints err and returns the exit status: 0 on success or help, 2 for a bad
+// command line or configuration, 1 for any other failure.
+func exitStatus(err error, stderr io.Writer) int {
+	var configErr *app.ConfigError
+	switch {
+	case err == nil, errors.Is(err, app.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &configErr):
+		fmt.Fprintf(stderr, "retsu: invalid configuration: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stderr, "retsu: %v\n", err)
+	return 1
+}
+
+// version returns the module version and VCS revision the binary was built from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			v += " " + s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += " (modified)"
+		}
+	}
+	return v
+}
