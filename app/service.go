@@ -134,11 +134,11 @@ func (s *Service) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Deli
 	if _, err := s.queueDetails(ctx, queueID); err != nil {
 		return domain.Delivery{}, false, err
 	}
-	d, ok, err = s.messages.Dequeue(ctx, queueID)
+	result, err := s.messages.Dequeue(ctx, queueID)
 	if err != nil {
 		return domain.Delivery{}, false, fmt.Errorf("dequeue from %s: %w", queueID, err)
 	}
-	return d, ok, nil
+	return result.Delivery, result.OK, nil
 }
 
 // Acknowledge completes a delivery: the message is removed when receiptHandle names its

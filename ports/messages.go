@@ -17,8 +17,8 @@ type MessageStore interface {
 	// Dequeue starts a delivery of the queue's best deliverable message: the highest
 	// priority, then the earliest enqueued, skipping expired and leased messages. When the
 	// best candidate is exhausted it is moved to dead-letter storage in the same atomic step
-	// and the search goes on. ok is false when no message can be delivered.
-	Dequeue(ctx context.Context, queueID domain.ID) (d domain.Delivery, ok bool, err error)
+	// and the search goes on.
+	Dequeue(ctx context.Context, queueID domain.ID) (Dequeued, error)
 
 	// Acknowledge removes the message when receiptHandle names its current delivery, that
 	// delivery's visibility timeout is still running and the message belongs to the queue.
@@ -35,4 +35,14 @@ type MessageStore interface {
 
 	// Stats counts the queue's messages and dead letters by priority.
 	Stats(ctx context.Context, queueID domain.ID) (domain.QueueStats, error)
+}
+
+// Dequeued is the outcome of a dequeue.
+type Dequeued struct {
+	// Delivery is the delivery started, when OK.
+	Delivery domain.Delivery
+	// OK is false when no message could be delivered.
+	OK bool
+	// DeadLettered counts the exhausted messages moved to dead-letter storage on the way.
+	DeadLettered int
 }

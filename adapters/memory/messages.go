@@ -52,12 +52,13 @@ func (s *MessageStore) Enqueue(_ context.Context, e domain.Enqueue) error {
 
 // Dequeue delivers the queue's best deliverable message, moving exhausted candidates that
 // come first to dead-letter storage.
-func (s *MessageStore) Dequeue(_ context.Context, queueID domain.ID) (domain.Delivery, bool, error) {
+func (s *MessageStore) Dequeue(_ context.Context, queueID domain.ID) (ports.Dequeued, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	q := s.queue(queueID)
 	q.releaseEndedLeases(now)
+	var result ports.Dequeued
 	for p := range q.candidates {
 		for q.candidates[p].Len() > 0 {
 			m := q.messages[heap.Pop(&q.candidates[p]).(seqEntry).id]
@@ -67,14 +68,15 @@ func (s *MessageStore) Dequeue(_ context.Context, queueID domain.ID) (domain.Del
 			case m.IsExhausted():
 				q.deadLetters[m.ID] = m.DeadLetter(now)
 				delete(q.messages, m.ID)
+				result.DeadLettered++
 			default:
-				d := m.Deliver(domain.ID(uuid.New()), now)
+				result.Delivery, result.OK = m.Deliver(domain.ID(uuid.New()), now), true
 				heap.Push(&q.leases, leaseEntry{id: m.ID, visibleAt: m.VisibleAt})
-				return d, true, nil
+				return result, nil
 			}
 		}
 	}
-	return domain.Delivery{}, false, nil
+	return result, nil
 }
 
 // Acknowledge removes the message when receiptHandle names its current, unexpired delivery.

@@ -28,12 +28,14 @@ func (s *MessageStore) Enqueue(ctx context.Context, e domain.Enqueue) error {
 }
 
 // Dequeue delivers the queue's best deliverable message.
-func (s *MessageStore) Dequeue(ctx context.Context, queueID domain.ID) (domain.Delivery, bool, error) {
-	deliveries, err := s.claim(ctx, queueID, 1)
+func (s *MessageStore) Dequeue(ctx context.Context, queueID domain.ID) (ports.Dequeued, error) {
+	deliveries, deadLettered, err := s.claim(ctx, queueID, 1)
+	result := ports.Dequeued{DeadLettered: deadLettered}
 	if err != nil || len(deliveries) == 0 {
-		return domain.Delivery{}, false, err
+		return result, err
 	}
-	return deliveries[0], true, nil
+	result.Delivery, result.OK = deliveries[0], true
+	return result, nil
 }
 
 // Acknowledge removes the message when receiptHandle names its current, unexpired delivery.
@@ -108,22 +110,24 @@ func (s *MessageStore) insert(ctx context.Context, batch []domain.Enqueue) error
 	return nil
 }
 
-// claim delivers up to n of the queue's messages, in delivery order. When a claim moved
-// exhausted messages to dead-letter storage in place of delivering them, the search goes on
-// for the deliveries still missing.
-func (s *MessageStore) claim(ctx context.Context, queueID domain.ID, n int) ([]domain.Delivery, error) {
+// claim delivers up to n of the queue's messages, in delivery order, and returns how many
+// exhausted messages it moved to dead-letter storage. When a claim moved some in place of
+// delivering them, the search goes on for the deliveries still missing.
+func (s *MessageStore) claim(ctx context.Context, queueID domain.ID, n int) ([]domain.Delivery, int, error) {
 	var deliveries []domain.Delivery
+	total := 0
 	for len(deliveries) < n {
 		claimed, deadLettered, err := s.claimOnce(ctx, queueID, n-len(deliveries))
 		if err != nil {
-			return deliveries, err
+			return deliveries, total, err
 		}
 		deliveries = append(deliveries, claimed...)
+		total += int(deadLettered)
 		if deadLettered == 0 {
 			break
 		}
 	}
-	return deliveries, nil
+	return deliveries, total, nil
 }
 
 func (s *MessageStore) claimOnce(ctx context.Context, queueID domain.ID, n int) ([]domain.Delivery, int64, error) {

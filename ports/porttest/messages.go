@@ -70,18 +70,18 @@ func withMaxDeliveryAttempts(n int) func(*domain.Enqueue) {
 // dequeue expects a delivery.
 func (m *messageTest) dequeue() domain.Delivery {
 	m.is.Helper()
-	d, ok, err := m.Store.Dequeue(ctx, m.queueID)
+	result, err := m.Store.Dequeue(ctx, m.queueID)
 	m.is.NoErr(err)
-	m.is.True(ok) // a message is delivered
-	return d
+	m.is.True(result.OK) // a message is delivered
+	return result.Delivery
 }
 
 // dequeueNothing expects no delivery.
 func (m *messageTest) dequeueNothing() {
 	m.is.Helper()
-	_, ok, err := m.Store.Dequeue(ctx, m.queueID)
+	result, err := m.Store.Dequeue(ctx, m.queueID)
 	m.is.NoErr(err)
-	m.is.True(!ok) // no message is deliverable
+	m.is.True(!result.OK) // no message is deliverable
 }
 
 func (m *messageTest) acknowledge(d domain.Delivery) bool {
@@ -372,16 +372,16 @@ var messageStoreTests = []struct {
 		for range consumers {
 			wg.Go(func() {
 				for {
-					d, ok, err := m.Store.Dequeue(ctx, m.queueID)
+					result, err := m.Store.Dequeue(ctx, m.queueID)
 					if err != nil {
 						t.Error(err)
 						return
 					}
-					if !ok {
+					if !result.OK {
 						return
 					}
 					mu.Lock()
-					seen[d.MessageID]++
+					seen[result.Delivery.MessageID]++
 					mu.Unlock()
 				}
 			})
