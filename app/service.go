@@ -65,8 +65,9 @@ func (s *Service) Queue(ctx context.Context, id domain.ID) (domain.Queue, error)
 }
 
 // ListQueues returns a page of queues ordered by name; see ports.ListQueuesParams. A zero
-// Limit takes domain.DefaultListLimit. Returns invalid_query for a limit out of range and
-// invalid_queue_name for a Name or After that no queue could have.
+// Limit takes domain.DefaultListLimit. A Name that no queue could have gives an empty page,
+// and After may be any string, since names compare byte by byte. Returns invalid_query for
+// a limit out of range.
 func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error) {
 	if p.Limit == 0 {
 		p.Limit = domain.DefaultListLimit
@@ -74,13 +75,8 @@ func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]d
 	if err := domain.ValidateListLimit(p.Limit); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{p.Name, p.After} {
-		if name == "" {
-			continue
-		}
-		if err := domain.ValidateQueueName(name); err != nil {
-			return nil, err
-		}
+	if p.Name != "" && domain.ValidateQueueName(p.Name) != nil {
+		return nil, nil
 	}
 	queues, err := s.queues.ListQueues(ctx, p)
 	if err != nil {
