@@ -15,6 +15,7 @@ run: services
 	$(WITH_ENV) exec .run/bin/retsu serve
 
 test: services
+	$(SERVICES) fresh-test-db
 	$(WITH_ENV) go vet ./... && go test -race -count=1 -parallel 8 -timeout 30m ./...
 
 fmt:

@@ -16,69 +16,91 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-// App is a Retsu process: the service over the adapters chosen by its Config, and the HTTP
-// API in front of it.
+// App is a Retsu process: the stores chosen by its Config, the service and HTTP API over
+// them, and the cleaners.
 type App struct {
-	cfg     Config
-	log     *slog.Logger
-	service *Service
-	handler http.Handler
-	closers []func()
+	cfg      Config
+	log      *slog.Logger
+	queues   ports.QueueStore
+	messages ports.MessageStore
+	// ready reports whether the stores can be reached, for /readyz.
+	ready    func(context.Context) error
+	service  *Service
+	handler  http.Handler
+	cleaners *Cleaners
+	closers  []func()
 }
 
-// New connects the adapters that cfg chooses and assembles the service and its API. With
-// the postgres store it applies the migrations first when cfg.Migrate is set.
+// New connects the stores and the queue-details cache that cfg chooses and assembles the
+// service, its API and the cleaners, for `retsu serve`. With the postgres store it applies
+// the migrations first when cfg.Migrate is set.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
-	a := &App{cfg: cfg, log: log}
+	a, err := connect(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			a.Close()
 		}
 	}()
-	var p Ports
-	var ready func(context.Context) error
+	cache, err := a.connectCache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.service = NewService(Ports{Queues: a.queues, Messages: a.messages, Cache: cache, Logger: log})
+	a.handler = httpapi.NewHandler(a.service, httpapi.Options{Logger: log, Ready: a.ready})
+	return a, nil
+}
+
+// NewWorker connects the stores that cfg chooses, for `retsu work`, which runs the cleaners
+// alone.
+func NewWorker(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	return connect(ctx, cfg, log)
+}
+
+// connect returns an App with its stores and cleaners.
+func connect(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	a := &App{cfg: cfg, log: log, ready: func(context.Context) error { return nil }}
 	switch cfg.Store {
 	case StoreMemory:
 		log.Warn("serving from process memory (--store=memory): nothing is durable and a restart loses every queue and message")
-		clock := memory.SystemClock{}
-		p = Ports{Queues: memory.NewQueueStore(), Messages: memory.NewMessageStore(clock), Cache: memory.NewQueueCache(clock, 0)}
+		a.queues, a.messages = memory.NewQueueStore(), memory.NewMessageStore(memory.SystemClock{})
 	case StorePostgres:
-		if p, ready, err = a.connectPostgres(ctx); err != nil {
+		if err := a.connectPostgres(ctx); err != nil {
+			a.Close()
 			return nil, err
 		}
 	default:
 		return nil, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("unknown store %q", cfg.Store)}
 	}
-	p.Logger = log
-	a.service = NewService(p)
-	a.handler = httpapi.NewHandler(a.service, httpapi.Options{Logger: log, Ready: ready})
+	a.cleaners = NewCleaners(a.queues, a.messages, memory.SystemClock{}, log, cfg.Cleaners)
 	return a, nil
 }
 
-// connectPostgres migrates and connects PostgreSQL and the queue-details cache.
-func (a *App) connectPostgres(ctx context.Context) (Ports, func(context.Context) error, error) {
+// connectPostgres migrates and connects PostgreSQL.
+func (a *App) connectPostgres(ctx context.Context) error {
 	if a.cfg.Migrate {
 		if err := Migrate(a.cfg.DatabaseURL, "up", io.Discard); err != nil {
-			return Ports{}, nil, err
+			return err
 		}
 	}
 	pool, err := postgres.OpenPool(ctx, a.cfg.DatabaseURL, postgres.PoolOptions{MaxConns: int32(a.cfg.DBMaxConns)})
 	if err != nil {
-		return Ports{}, nil, err
+		return err
 	}
 	a.closers = append(a.closers, pool.Close)
-	cache, err := a.connectCache(ctx)
-	if err != nil {
-		return Ports{}, nil, err
-	}
-	p := Ports{Queues: postgres.NewQueueStore(pool), Messages: postgres.NewMessageStore(pool), Cache: cache}
-	return p, pool.Ping, nil
+	a.queues, a.messages, a.ready = postgres.NewQueueStore(pool), postgres.NewMessageStore(pool), pool.Ping
+	return nil
 }
 
 // connectCache returns the Redis cache when a Redis URL is configured, and otherwise a
 // cache in this process's memory whose entries live for CacheLifetime, so that this
 // instance sees other instances' updates within that time.
 func (a *App) connectCache(ctx context.Context) (ports.QueueCache, error) {
+	if a.cfg.Store == StoreMemory {
+		return memory.NewQueueCache(memory.SystemClock{}, 0), nil
+	}
 	if a.cfg.RedisURL == "" {
 		a.log.Info("no Redis configured: queue details are cached in process memory", "lifetime", a.cfg.CacheLifetime)
 		return memory.NewQueueCache(memory.SystemClock{}, a.cfg.CacheLifetime), nil
@@ -115,6 +137,8 @@ func (a *App) Serve(ctx context.Context) error {
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
 	a.log.Info("serving the API", "addr", listener.Addr().String(), "store", a.cfg.Store)
+	stopCleaners := a.startCleaners()
+	defer stopCleaners()
 
 	select {
 	case err := <-served:
@@ -131,6 +155,30 @@ func (a *App) Serve(ctx context.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	a.log.Info("stopped")
+	return nil
+}
+
+// startCleaners runs the cleaners in the background when cfg.Workers is set, and returns
+// the function that stops them and waits until they have.
+func (a *App) startCleaners() (stop func()) {
+	if !a.cfg.Workers {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.cleaners.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// Work runs the cleaners until ctx is done, for `retsu work`.
+func (a *App) Work(ctx context.Context) error {
+	a.cleaners.Run(ctx)
 	return nil
 }
 

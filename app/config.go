@@ -41,6 +41,11 @@ type Config struct {
 	// ShutdownTimeout bounds how long a stopping server waits for requests in flight.
 	ShutdownTimeout time.Duration
 
+	// Workers runs the cleaners inside `retsu serve`.
+	Workers bool
+	// Cleaners configure the expired-message and dead-letter cleaners.
+	Cleaners CleanerSettings
+
 	LogLevel  slog.Level
 	LogFormat string
 }
@@ -81,6 +86,8 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, "time a kept-alive connection may stay idle")
 		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, "largest accepted request headers, in bytes")
 		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, "time a stopping server waits for requests in flight")
+		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
+		b.cleaners(c)
 	})
 	switch {
 	case err != nil:
@@ -91,6 +98,29 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		return Config{}, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("must be %s or %s, not %q", StorePostgres, StoreMemory, c.Store)}
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
+	}
+	return c.Config, nil
+}
+
+// ParseWorkConfig reads the configuration of `retsu work`, which runs the cleaners alone.
+// Returns a *ConfigError for a missing or malformed setting, or ErrHelp.
+func ParseWorkConfig(args []string, getenv func(string) string, output io.Writer) (Config, error) {
+	c, err := parseConfig("work", args, getenv, output, func(b *binder, c *Config) {
+		b.fs.Usage = usage(b.fs, "retsu work [flags]",
+			"Runs the expired-message and dead-letter cleaners without the API; applies the schema migrations first unless --migrate=false.")
+		c.Store = StorePostgres
+		b.databaseURL(c)
+		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before working")
+		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, "maximum PostgreSQL connections")
+		b.cleaners(c)
+	})
+	switch {
+	case err != nil:
+		return Config{}, err
+	case len(c.args) > 0:
+		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+	case c.DatabaseURL == "":
+		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required"}
 	}
 	return c.Config, nil
 }
@@ -225,6 +255,13 @@ func (b *binder) string(p *string, name, env, def, usage string) {
 
 func (b *binder) databaseURL(c *Config) {
 	b.string(&c.DatabaseURL, "database-url", "RETSU_DATABASE_URL", "", "PostgreSQL URL, such as postgres://user@host:5432/db")
+}
+
+// cleaners registers the settings of the cleaners.
+func (b *binder) cleaners(c *Config) {
+	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", 30*time.Second, "time between two passes of the cleaners")
+	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", 1000, "rows a cleaner deletes per statement")
+	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", 336*time.Hour, "how long dead letters are kept")
 }
 
 func (b *binder) bool(p *bool, name, env string, def bool, usage string) {

@@ -109,8 +109,8 @@ func startServer(t *testing.T, env ...string) *server {
 	return s
 }
 
-// launch starts `retsu serve` on a free port with the test database and Redis, and the
-// extra environment given as KEY=value, and waits until /healthz answers.
+// launch starts `retsu serve` on a free port with the test database and Redis, without the
+// cleaners, and the extra environment given as KEY=value, and waits until /healthz answers.
 func launch(env ...string) (*server, error) {
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,6 +124,9 @@ func launch(env ...string) (*server, error) {
 		"RETSU_DATABASE_URL="+databaseURL,
 		"RETSU_REDIS_URL="+redisURL,
 		"RETSU_LOG_LEVEL=debug",
+		// Cleaners that run on their own schedule would race the tests' own; the tests
+		// that need them turn them on.
+		"RETSU_WORKERS=false",
 	)
 	cmd.Env = append(cmd.Env, env...)
 	s := &server{URL: "http://" + address, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}

@@ -291,9 +291,11 @@ func TestQueueCache_RedisUnavailable_CallsFailFast(t *testing.T) {
 		fail  func(p *proxy, client rueidis.Client)
 		limit time.Duration // how long a call may take to fail
 	}{
-		{"client closed", func(_ *proxy, client rueidis.Client) { client.Close() }, 100 * time.Millisecond},
-		{"Redis stopped", func(p *proxy, _ rueidis.Client) { p.stop() }, 100 * time.Millisecond},
-		{"Redis hung", func(p *proxy, _ rueidis.Client) { p.hang() }, opTimeout + 250*time.Millisecond},
+		// The bounds are generous for a loaded machine; what they rule out is waiting for
+		// reconnection attempts or retries, which would take many seconds.
+		{"client closed", func(_ *proxy, client rueidis.Client) { client.Close() }, time.Second},
+		{"Redis stopped", func(p *proxy, _ rueidis.Client) { p.stop() }, time.Second},
+		{"Redis hung", func(p *proxy, _ rueidis.Client) { p.hang() }, opTimeout + time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -325,7 +327,7 @@ func TestQueueCache_RedisUnavailable_CallsFailFast(t *testing.T) {
 	}
 }
 
-func TestQueueCache_RedisHung_StopsServingFromMemoryWithinAboutOneSecond(t *testing.T) {
+func TestQueueCache_RedisHung_StopsServingFromMemory(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	p := newProxy(t, redisURL)
@@ -340,7 +342,7 @@ func TestQueueCache_RedisHung_StopsServingFromMemoryWithinAboutOneSecond(t *test
 	// be served only until rueidis finds the connection dead.
 	p.hang()
 
-	within(t, 1500*time.Millisecond, "the cache stops serving the entry from memory", func() bool {
+	within(t, 3*time.Second, "the cache stops serving the entry from memory", func() bool {
 		_, found, err := cache.Queue(t.Context(), q.ID)
 		return err != nil || !found
 	})

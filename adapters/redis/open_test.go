@@ -26,7 +26,7 @@ func TestOpen_RedisDownAtStart_FailsFastThenConnectsWhenRedisComesUp(t *testing.
 	start := time.Now()
 	_, _, err = cache.Queue(t.Context(), q.ID)
 	is.True(err != nil)                               // while Redis is down, reads fail
-	is.True(time.Since(start) < 100*time.Millisecond) // at once, so the service falls back without delay
+	is.True(time.Since(start) < time.Second) // at once, without waiting for a connection, so the service falls back
 
 	newProxyAt(t, redisURL, address) // Redis comes up at the address
 	within(t, 3*time.Second, "the cache connects once Redis answers", func() bool {

@@ -1,6 +1,7 @@
 // Command retsu serves Retsu's HTTP API and manages its schema.
 //
-//	retsu serve             serve the API (migrates first unless --migrate=false)
+//	retsu serve             serve the API and run the cleaners (migrates first unless --migrate=false)
+//	retsu work              run the cleaners without the API
 //	retsu migrate up|down|version
 //	retsu version
 //
@@ -23,7 +24,8 @@ import (
 const usage = `usage: retsu <command> [flags]
 
 commands:
-  serve     serve the HTTP API (applies schema migrations first unless --migrate=false)
+  serve     serve the HTTP API and run the cleaners (applies schema migrations first unless --migrate=false)
+  work      run the expired-message and dead-letter cleaners without the API
   migrate   up | down | version: manage the PostgreSQL schema
   version   print the version
 
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch command {
 	case "serve":
 		return serve(ctx, args, getenv, stderr)
+	case "work":
+		return work(ctx, args, getenv, stderr)
 	case "migrate":
 		cfg, sub, err := app.ParseMigrateConfig(args, getenv, stderr)
 		if err != nil {
@@ -80,6 +84,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	defer a.Close()
 	return a.Serve(ctx)
+}
+
+func work(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := app.ParseWorkConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	a, err := app.NewWorker(ctx, cfg, app.NewLogger(cfg, stderr))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Work(ctx)
 }
 
 // exitStatus prints err and returns the exit status: 0 on success or help, 2 for a bad

@@ -1,0 +1,235 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/memory"
+	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// cleanerSetup is a service and cleaners over memory stores on a manual clock.
+type cleanerSetup struct {
+	clock    *memory.ManualClock
+	service  *app.Service
+	messages *countingStore
+	cleaners *app.Cleaners
+	logs     *bytes.Buffer
+}
+
+func setupCleaners(t *testing.T, settings app.CleanerSettings) *cleanerSetup {
+	t.Helper()
+	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	queues := memory.NewQueueStore()
+	messages := &countingStore{MessageStore: memory.NewMessageStore(clock)}
+	logs := &bytes.Buffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	return &cleanerSetup{
+		clock:    clock,
+		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(clock, 0)}),
+		messages: messages,
+		cleaners: app.NewCleaners(queues, messages, clock, log, settings),
+		logs:     logs,
+	}
+}
+
+var defaultCleanerSettings = app.CleanerSettings{Interval: time.Second, BatchSize: 1000, DeadLetterRetention: 336 * time.Hour}
+
+// countingStore records the rows each cleaning statement deleted, and fails the calls it
+// is told to.
+type countingStore struct {
+	ports.MessageStore
+	mu           sync.Mutex
+	expiredCalls []int
+	failNext     error
+}
+
+func (s *countingStore) DeleteExpired(ctx context.Context, queueID domain.ID, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.failNext; err != nil {
+		s.failNext = nil
+		return 0, err
+	}
+	n, err := s.MessageStore.DeleteExpired(ctx, queueID, limit)
+	s.expiredCalls = append(s.expiredCalls, n)
+	return n, err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (c *cleanerSetup) queue(t *testing.T, name string, settings domain.SettingsUpdate) domain.Queue {
+	t.Helper()
+	q, err := c.service.CreateQueue(context.Background(), domain.NewQueue{Name: name, SettingsUpdate: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+func (c *cleanerSetup) enqueue(t *testing.T, q domain.Queue, ttl time.Duration) {
+	t.Helper()
+	if _, err := c.service.Enqueue(context.Background(), q.ID, domain.NewMessage{Payload: "x", Priority: domain.PriorityLow, TTL: &ttl}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *cleanerSetup) stats(t *testing.T, q domain.Queue) (ready, inFlight, deadLettered int64) {
+	t.Helper()
+	s, err := c.service.Stats(context.Background(), q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.Priorities {
+		ready, inFlight, deadLettered = ready+p.Ready, inFlight+p.InFlight, deadLettered+p.DeadLettered
+	}
+	return ready, inFlight, deadLettered
+}
+
+func removed(passes []app.Pass, cleaner string) int {
+	for _, p := range passes {
+		if p.Cleaner == cleaner {
+			return p.Removed
+		}
+	}
+	return -1
+}
+
+func TestCleaners_ExpiredWaitingMessages_RemovedLiveOnesStay(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, defaultCleanerSettings)
+	q := c.queue(t, "orders", domain.SettingsUpdate{})
+	c.enqueue(t, q, time.Second)
+	c.enqueue(t, q, time.Hour)
+	c.clock.Advance(2 * time.Second)
+
+	passes := c.cleaners.RunOnce(context.Background())
+	is.Equal(removed(passes, app.ExpiredMessageCleaner), 1) // the expired message is deleted
+	ready, _, _ := c.stats(t, q)
+	is.Equal(ready, int64(1)) // the live one stays
+}
+
+func TestCleaners_ExpiredInFlightMessage_StaysUntilItsVisibilityTimeoutEnds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, defaultCleanerSettings)
+	ctx := context.Background()
+	q := c.queue(t, "leases", domain.SettingsUpdate{VisibilityTimeout: ptr(10 * time.Second)})
+	c.enqueue(t, q, time.Second)
+	c.enqueue(t, q, time.Second)
+	acknowledged, _, err := c.service.Dequeue(ctx, q.ID)
+	is.NoErr(err)
+	_, _, err = c.service.Dequeue(ctx, q.ID)
+	is.NoErr(err)
+	c.clock.Advance(5 * time.Second) // both expired, both in flight
+
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.ExpiredMessageCleaner), 0) // an active delivery is never removed
+	is.NoErr(c.service.Acknowledge(ctx, q.ID, acknowledged.MessageID, acknowledged.ReceiptHandle))
+	_, inFlight, _ := c.stats(t, q)
+	is.Equal(inFlight, int64(1)) // the acknowledgement removed its message; the other is still in flight
+
+	c.clock.Advance(5 * time.Second)                                         // the other's visibility timeout ends
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.ExpiredMessageCleaner), 1) // then it is removed
+}
+
+func TestCleaners_DeadLetters_RemovedAfterRetention(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: 3 * time.Second})
+	ctx := context.Background()
+	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: ptr(time.Second), MaxDeliveryAttempts: ptr(1)})
+	deadLetter := func() {
+		c.enqueue(t, q, time.Hour)
+		_, _, err := c.service.Dequeue(ctx, q.ID)
+		is.NoErr(err)
+		c.clock.Advance(time.Second)
+		_, ok, err := c.service.Dequeue(ctx, q.ID) // moves the exhausted message
+		is.NoErr(err)
+		is.True(!ok)
+	}
+	deadLetter()
+	c.clock.Advance(time.Second)
+	deadLetter()
+	c.clock.Advance(500 * time.Millisecond) // the first is 2.5 s old, the second 0.5 s
+
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeadLetterCleaner), 0) // both are younger than the retention
+	c.clock.Advance(time.Second)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeadLetterCleaner), 1) // the first has outlived it
+	_, _, deadLettered := c.stats(t, q)
+	is.Equal(deadLettered, int64(1)) // the younger one stays
+}
+
+func TestCleaners_Backlog_DeletedInBoundedBatches(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour})
+	q := c.queue(t, "backlog", domain.SettingsUpdate{})
+	for range 1050 {
+		c.enqueue(t, q, time.Second)
+	}
+	c.clock.Advance(2 * time.Second)
+
+	is.Equal(removed(c.cleaners.RunOnce(context.Background()), app.ExpiredMessageCleaner), 1050) // one pass clears the backlog
+	is.Equal(len(c.messages.expiredCalls), 11)                                                   // in eleven statements
+	for _, n := range c.messages.expiredCalls {
+		is.True(n <= 100) // none deleting more than the batch size
+	}
+}
+
+func TestCleaners_ManyQueues_AllCleaned(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, defaultCleanerSettings)
+	const queues = domain.MaxListLimit + 5 // more than one page of queues
+	for i := range queues {
+		c.enqueue(t, c.queue(t, fmt.Sprintf("q%04d", i), domain.SettingsUpdate{}), time.Second)
+	}
+	c.clock.Advance(2 * time.Second)
+	is.Equal(removed(c.cleaners.RunOnce(context.Background()), app.ExpiredMessageCleaner), queues) // every page of queues is cleaned
+}
+
+func TestCleaners_FailedPass_IsLoggedAndRetried(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, defaultCleanerSettings)
+	q := c.queue(t, "flaky", domain.SettingsUpdate{})
+	c.enqueue(t, q, time.Second)
+	c.clock.Advance(2 * time.Second)
+	c.messages.failNext = errors.New("connection reset by peer")
+
+	is.Equal(removed(c.cleaners.RunOnce(context.Background()), app.ExpiredMessageCleaner), 0) // the failed pass removed nothing
+	is.True(strings.Contains(c.logs.String(), "connection reset by peer"))                    // and logged why
+	is.Equal(removed(c.cleaners.RunOnce(context.Background()), app.ExpiredMessageCleaner), 1) // the next pass does the work
+}
+
+func TestCleaners_Run_PassesUntilStopped(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: 10 * time.Millisecond, BatchSize: 10, DeadLetterRetention: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		c.cleaners.Run(ctx)
+		close(done)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	is.True(strings.Count(c.logs.String(), "cleaner pass") >= 4) // it passed on its interval
+}

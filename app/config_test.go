@@ -1,0 +1,129 @@
+package app_test
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/app"
+)
+
+// env returns a getenv over the given variables.
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+var withDatabase = map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@127.0.0.1:55432/retsu"}
+
+func TestParseServeConfig_Defaults(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c, err := app.ParseServeConfig(nil, env(withDatabase), io.Discard)
+	is.NoErr(err)
+	is.Equal(c.Addr, "127.0.0.1:2424")                      // loopback by default
+	is.Equal(c.Store, app.StorePostgres)                    // PostgreSQL by default
+	is.True(c.Migrate)                                      // migrating first
+	is.True(c.Workers)                                      // with the cleaners
+	is.Equal(c.Cleaners.Interval, 30*time.Second)           // every 30 s
+	is.Equal(c.Cleaners.BatchSize, 1000)                    // 1,000 rows a statement
+	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
+	is.Equal(c.LogLevel, slog.LevelInfo)                    // logging at info
+	is.Equal(c.ReadHeaderTimeout, 5*time.Second)            // with server timeouts
+}
+
+func TestParseServeConfig_FlagsWinOverEnvironment(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	vars := map[string]string{"RETSU_DATABASE_URL": "postgres://a/b", "RETSU_ADDR": "127.0.0.1:1", "RETSU_CLEANUP_INTERVAL": "5s"}
+	c, err := app.ParseServeConfig([]string{"--addr", "127.0.0.1:2", "--workers=false"}, env(vars), io.Discard)
+	is.NoErr(err)
+	is.Equal(c.Addr, "127.0.0.1:2")              // the flag wins over the variable
+	is.Equal(c.Cleaners.Interval, 5*time.Second) // a variable without a flag applies
+	is.True(!c.Workers)                          // --workers=false turns the cleaners off
+}
+
+func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		parse   func(args []string, getenv func(string) string) error
+		vars    map[string]string
+		args    []string
+		setting string
+	}{
+		{"serve without a database", serve, map[string]string{}, nil, "RETSU_DATABASE_URL"},
+		{"negative interval", serve, merge(withDatabase, "RETSU_CLEANUP_INTERVAL", "-1s"), nil, "RETSU_CLEANUP_INTERVAL"},
+		{"zero interval", serve, merge(withDatabase, "RETSU_CLEANUP_INTERVAL", "0s"), nil, "RETSU_CLEANUP_INTERVAL"},
+		{"unparsable interval", serve, merge(withDatabase, "RETSU_CLEANUP_INTERVAL", "soon"), nil, "RETSU_CLEANUP_INTERVAL"},
+		{"batch size of 0", serve, merge(withDatabase, "RETSU_CLEANUP_BATCH_SIZE", "0"), nil, "RETSU_CLEANUP_BATCH_SIZE"},
+		{"unparsable retention", serve, merge(withDatabase, "RETSU_DEAD_LETTER_RETENTION", "14d"), nil, "RETSU_DEAD_LETTER_RETENTION"},
+		{"negative retention", work, merge(withDatabase, "RETSU_DEAD_LETTER_RETENTION", "-336h"), nil, "RETSU_DEAD_LETTER_RETENTION"},
+		{"batch size flag of 0", work, withDatabase, []string{"--cleanup-batch-size=0"}, "cleanup-batch-size"},
+		{"unknown store", serve, merge(withDatabase, "RETSU_STORE", "sqlite"), nil, "RETSU_STORE"},
+		{"bad log level", serve, merge(withDatabase, "RETSU_LOG_LEVEL", "loud"), nil, "RETSU_LOG_LEVEL"},
+		{"work without a database", work, map[string]string{}, nil, "RETSU_DATABASE_URL"},
+		{"unknown flag", serve, withDatabase, []string{"--colour"}, "colour"},
+		{"migrate without a command", migrate, withDatabase, nil, "up, down or version"},
+		{"migrate sideways", migrate, withDatabase, []string{"sideways"}, "up, down or version"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			err := tc.parse(tc.args, env(tc.vars))
+			var configErr *app.ConfigError
+			is.True(errors.As(err, &configErr))                // a bad setting is a configuration error
+			is.True(strings.Contains(err.Error(), tc.setting)) // that names the setting
+		})
+	}
+}
+
+func TestParseConfig_Help_IsNotAnError(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var out strings.Builder
+	_, err := app.ParseServeConfig([]string{"--help"}, env(nil), &out)
+	is.True(errors.Is(err, app.ErrHelp))                              // --help asks for help
+	is.True(strings.Contains(out.String(), "RETSU_CLEANUP_INTERVAL")) // which names the variables
+}
+
+func TestParseMigrateConfig_CommandBeforeOrAfterFlags(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	for _, args := range [][]string{{"up", "--database-url", "postgres://x/y"}, {"--database-url", "postgres://x/y", "up"}} {
+		c, command, err := app.ParseMigrateConfig(args, env(nil), io.Discard)
+		is.NoErr(err)
+		is.Equal(command, "up")                   // the subcommand is found
+		is.Equal(c.DatabaseURL, "postgres://x/y") // and the flag
+	}
+}
+
+func serve(args []string, getenv func(string) string) error {
+	_, err := app.ParseServeConfig(args, getenv, io.Discard)
+	return err
+}
+
+func work(args []string, getenv func(string) string) error {
+	_, err := app.ParseWorkConfig(args, getenv, io.Discard)
+	return err
+}
+
+func migrate(args []string, getenv func(string) string) error {
+	_, _, err := app.ParseMigrateConfig(args, getenv, io.Discard)
+	return err
+}
+
+func merge(base map[string]string, key, value string) map[string]string {
+	m := map[string]string{key: value}
+	for k, v := range base {
+		if k != key {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/matryer/is"
+)
+
+func TestRun_ExitStatusAndMessages(t *testing.T) {
+	t.Parallel()
+	noEnv := func(string) string { return "" }
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout string // a piece of what stdout must hold
+		stderr string // a piece of what stderr must hold
+	}{
+		{"no command", nil, 2, "", "usage: retsu"},
+		{"unknown command", []string{"bogus"}, 2, "", `unknown command "bogus"`},
+		{"help", []string{"help"}, 0, "usage: retsu", ""},
+		{"version", []string{"version"}, 0, "retsu ", ""},
+		{"serve help", []string{"serve", "--help"}, 0, "", "RETSU_ADDR"},
+		{"work help", []string{"work", "--help"}, 0, "", "RETSU_CLEANUP_INTERVAL"},
+		{"migrate help", []string{"migrate", "--help"}, 0, "", "RETSU_DATABASE_URL"},
+		{"serve without a database", []string{"serve"}, 2, "", "RETSU_DATABASE_URL"},
+		{"serve with a bad interval", []string{"serve", "--database-url", "postgres://x/y", "--cleanup-interval", "-5s"}, 2, "", "cleanup-interval"},
+		{"migrate without a command", []string{"migrate", "--database-url", "postgres://x/y"}, 2, "", "up, down or version"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			var stdout, stderr strings.Builder
+			err := run(context.Background(), tc.args, noEnv, &stdout, &stderr)
+			status := exitStatus(err, &stderr)
+			is.Equal(status, tc.status)                           // the exit status tells success, usage errors and failures apart
+			is.True(strings.Contains(stdout.String(), tc.stdout)) // stdout says what it should
+			is.True(strings.Contains(stderr.String(), tc.stderr)) // and so does stderr
+		})
+	}
+}
