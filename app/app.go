@@ -49,7 +49,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		return nil, err
 	}
 	a.service = NewService(Ports{Queues: a.queues, Messages: a.messages, Cache: cache, Logger: log})
-	a.handler = httpapi.NewHandler(a.service, httpapi.Options{Logger: log, Ready: a.ready})
+	a.handler = httpapi.NewHandler(a.service, httpapi.Options{
+		Logger:                log,
+		Ready:                 a.ready,
+		APITokens:             cfg.APITokens,
+		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+	})
 	return a, nil
 }
 

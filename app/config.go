@@ -40,6 +40,11 @@ type Config struct {
 	MaxHeaderBytes    int
 	// ShutdownTimeout bounds how long a stopping server waits for requests in flight.
 	ShutdownTimeout time.Duration
+	// MaxConcurrentRequests caps the requests served at once; the others get 503.
+	MaxConcurrentRequests int
+	// APITokens, when set, are the bearer tokens that API requests must present. They
+	// are secrets: never log them.
+	APITokens []string
 
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
@@ -86,6 +91,8 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, "time a kept-alive connection may stay idle")
 		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, "largest accepted request headers, in bytes")
 		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, "time a stopping server waits for requests in flight")
+		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, "requests served at once; the others get 503")
+		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
 	})
@@ -206,9 +213,11 @@ type binder struct {
 	errs   []error
 }
 
-// bind sets the default, then the environment's value, and registers the flag.
+// bind sets the default and registers the flag, so that --help shows the built-in default
+// (never a secret from the environment), then applies the environment's value.
 func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse func(string) (T, error)) {
 	*p = def
+	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
 	if text := b.getenv(env); text != "" {
 		v, err := parse(text)
 		if err != nil {
@@ -217,7 +226,6 @@ func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse f
 			*p = v
 		}
 	}
-	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
 }
 
 // flagValue is a flag.Value for any parse function.
@@ -229,6 +237,9 @@ type flagValue[T any] struct {
 func (v *flagValue[T]) String() string {
 	if v == nil || v.p == nil {
 		return ""
+	}
+	if list, ok := any(*v.p).([]string); ok {
+		return strings.Join(list, ",")
 	}
 	return fmt.Sprint(*v.p)
 }
@@ -262,6 +273,31 @@ func (b *binder) cleaners(c *Config) {
 	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", 30*time.Second, "time between two passes of the cleaners")
 	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", 1000, "rows a cleaner deletes per statement")
 	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", 336*time.Hour, "how long dead letters are kept")
+}
+
+// minTokenLength keeps guessable tokens out.
+const minTokenLength = 16
+
+// tokens registers a comma-separated list of secrets. Malformed values are reported
+// without the secrets themselves.
+func (b *binder) tokens(p *[]string, name, env, usage string) {
+	bind(b, p, name, env, nil, usage, func(s string) ([]string, error) {
+		var tokens []string
+		for _, token := range strings.Split(s, ",") {
+			token = strings.TrimSpace(token)
+			if token == "" {
+				continue
+			}
+			if len(token) < minTokenLength || strings.ContainsAny(token, " \t\r\n") {
+				return nil, fmt.Errorf("every token must be at least %d characters without spaces", minTokenLength)
+			}
+			tokens = append(tokens, token)
+		}
+		if len(tokens) == 0 {
+			return nil, errors.New("must hold at least one token when set")
+		}
+		return tokens, nil
+	})
 }
 
 func (b *binder) bool(p *bool, name, env string, def bool, usage string) {

@@ -92,6 +92,32 @@ func TestParseConfig_Help_IsNotAnError(t *testing.T) {
 	is.True(strings.Contains(out.String(), "RETSU_CLEANUP_INTERVAL")) // which names the variables
 }
 
+func TestParseServeConfig_Help_ShowsNoSecretFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var out strings.Builder
+	vars := map[string]string{
+		"RETSU_DATABASE_URL": "postgres://retsu:hunter2hunter2@db/retsu",
+		"RETSU_API_TOKENS":   "s3cret-token-0123456789",
+	}
+	_, err := app.ParseServeConfig([]string{"--help"}, env(vars), &out)
+	is.True(errors.Is(err, app.ErrHelp))
+	is.True(!strings.Contains(out.String(), "hunter2"))      // the database password stays out of the help
+	is.True(!strings.Contains(out.String(), "s3cret-token")) // and so do the tokens
+}
+
+func TestParseServeConfig_APITokens(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c, err := app.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", " first-token-0123456789 , second-token-0123456789,")), io.Discard)
+	is.NoErr(err)
+	is.Equal(c.APITokens, []string{"first-token-0123456789", "second-token-0123456789"}) // tokens are split and trimmed
+	_, err = app.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", "short,other-token-0123456789")), io.Discard)
+	is.True(err != nil)                              // a short token is refused
+	is.True(!strings.Contains(err.Error(), "short")) // without repeating it
+	is.True(strings.Contains(err.Error(), "RETSU_API_TOKENS"))
+}
+
 func TestParseMigrateConfig_CommandBeforeOrAfterFlags(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)

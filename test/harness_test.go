@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -175,15 +176,19 @@ func (s *server) shutdown() error {
 	}
 }
 
-// freeAddress returns a loopback address with a port that was free a moment ago.
-func freeAddress(t *testing.T) string {
+// closedAddress returns a loopback address where nothing listens, for a service that is
+// down. Its port is below Linux's ephemeral range (32768 and up): a dial to a closed port
+// in that range can be given that very port as its local port and connect to itself.
+func closedAddress(t *testing.T) string {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for port := 20000 + rand.IntN(10000); ; port++ {
+		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		defer listener.Close()
+		return listener.Addr().String()
 	}
-	defer listener.Close()
-	return listener.Addr().String()
 }
 
 // syncBuffer collects a process's output for the test's log.

@@ -259,7 +259,7 @@ func TestQueues_PatchOnOneInstance_SeenByAnotherWithinOneSecond(t *testing.T) {
 func TestRedisDown_RequestsSucceedFromPostgreSQL(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := startServer(t, "RETSU_REDIS_URL=redis://"+freeAddress(t)+"/0").client(t)
+	c := startServer(t, "RETSU_REDIS_URL=redis://"+closedAddress(t)+"/0").client(t)
 	q := c.createQueue("no-redis", nil)
 	id := c.enqueue(q.ID, "still works", "HIGH")
 	m, ok := c.dequeue(q.ID)

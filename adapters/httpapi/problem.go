@@ -16,6 +16,7 @@ const (
 	codeUnsupportedMediaType domain.Code = "unsupported_media_type"
 	codeNotFound             domain.Code = "not_found"
 	codeMethodNotAllowed     domain.Code = "method_not_allowed"
+	codeUnauthorized         domain.Code = "unauthorized"
 )
 
 // statusByCode maps every error code to its HTTP status. A code missing here is answered as
@@ -27,6 +28,7 @@ var statusByCode = map[domain.Code]int{
 	codeUnsupportedMediaType:              http.StatusUnsupportedMediaType,
 	codeNotFound:                          http.StatusNotFound,
 	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
+	codeUnauthorized:                      http.StatusUnauthorized,
 	domain.CodeInvalidQueueName:           http.StatusBadRequest,
 	domain.CodeInvalidVisibilityTimeout:   http.StatusBadRequest,
 	domain.CodeInvalidMaxDeliveryAttempts: http.StatusBadRequest,
@@ -68,8 +70,15 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if !ok {
 		code, status = domain.CodeInternal, http.StatusInternalServerError
 	}
+	// An internal error is a bug or an outage to look into. A 503 is logged at debug
+	// level only: during an outage or an overload it would be logged for every request,
+	// and its cause is logged where it is detected.
+	level := slog.LevelError
+	if status == http.StatusServiceUnavailable {
+		level = slog.LevelDebug
+	}
 	if status >= 500 {
-		log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+		log.LogAttrs(r.Context(), level, "request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", status), slog.String("err", err.Error()))
 	}

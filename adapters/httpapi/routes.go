@@ -31,6 +31,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Ready reports whether the instance can serve requests, for /readyz; nil means always.
 	Ready func(ctx context.Context) error
+	// APITokens, when not empty, are the bearer tokens that requests must present; /healthz
+	// and /readyz stay open.
+	APITokens []string
+	// MaxConcurrentRequests caps the requests served at once; past it, requests get 503
+	// with Retry-After. Zero means no cap.
+	MaxConcurrentRequests int
 }
 
 // api holds what the handlers share.
@@ -76,7 +82,19 @@ func NewHandler(svc Service, o Options) http.Handler {
 	}))
 	r.Handle("/healthz", a.methods(map[string]handlerFunc{http.MethodGet: a.healthz}))
 	r.Handle("/readyz", a.methods(map[string]handlerFunc{http.MethodGet: a.readyz}))
-	return r
+
+	// From the inside out: the cap on concurrent requests applies to authenticated
+	// requests only, panics become 500 answers, and every answer carries a request ID.
+	var h http.Handler = r
+	h = limitConcurrency(o.MaxConcurrentRequests, h, a.fail)
+	h = authenticate(o.APITokens, h, a.fail)
+	h = recoverPanics(a.log, h, a.fail)
+	return withRequestID(h)
+}
+
+// fail answers err as problem+json.
+func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, a.log, err)
 }
 
 // handlerFunc is a handler that returns its error, to be answered as problem+json.
@@ -85,7 +103,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 func (a *api) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			writeError(w, r, a.log, err)
+			a.fail(w, r, err)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/url"
 	"os"
@@ -419,16 +420,20 @@ func withDatabase(t *testing.T, base string, database int) string {
 	return u.String()
 }
 
-// closedAddress returns a local address where nothing listens.
+// closedAddress returns a local address where nothing listens. Its port is below Linux's
+// ephemeral range (32768 and up): a dial to a closed port in that range can be given the
+// same port as its own local port and connect to itself, and the port is then taken.
 func closedAddress(t *testing.T) string {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for port := 20000 + rand.IntN(10000); ; port++ {
+		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		address := listener.Addr().String()
+		listener.Close()
+		return address
 	}
-	address := listener.Addr().String()
-	listener.Close()
-	return address
 }
 
 func newID() domain.ID { return domain.ID(uuid.Must(uuid.NewV7())) }

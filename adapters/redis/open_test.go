@@ -25,7 +25,7 @@ func TestOpen_RedisDownAtStart_FailsFastThenConnectsWhenRedisComesUp(t *testing.
 	q := newQueue()
 	start := time.Now()
 	_, _, err = cache.Queue(t.Context(), q.ID)
-	is.True(err != nil)                               // while Redis is down, reads fail
+	is.True(err != nil)                      // while Redis is down, reads fail
 	is.True(time.Since(start) < time.Second) // at once, without waiting for a connection, so the service falls back
 
 	newProxyAt(t, redisURL, address) // Redis comes up at the address

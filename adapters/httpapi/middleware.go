@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/retsu/retsu/domain"
+)
+
+// openPaths answer without a token: probes must work before anyone holds one.
+var openPaths = map[string]bool{"/healthz": true, "/readyz": true}
+
+// authenticate requires "Authorization: Bearer <token>" with one of the configured tokens,
+// except on openPaths. Each token is compared in constant time, as a SHA-256 digest so that
+// its length does not show either, and every token is compared whatever the outcome.
+func authenticate(tokens []string, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	if len(tokens) == 0 {
+		return next
+	}
+	digests := make([][sha256.Size]byte, len(tokens))
+	for i, token := range tokens {
+		digests[i] = sha256.Sum256([]byte(token))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if openPaths[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		given := sha256.Sum256([]byte(bearerToken(r)))
+		match := 0
+		for _, digest := range digests {
+			match |= subtle.ConstantTimeCompare(given[:], digest[:])
+		}
+		if match != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="retsu"`)
+			fail(w, r, requestError(codeUnauthorized, "the request needs the header Authorization: Bearer <token> with a valid token"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer scheme, or "".
+func bearerToken(r *http.Request) string {
+	const scheme = "bearer "
+	header := r.Header.Get("Authorization")
+	if len(header) <= len(scheme) || !equalFoldASCII(header[:len(scheme)], scheme) {
+		return ""
+	}
+	return header[len(scheme):]
+}
+
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		ca, cb := a[i]|0x20, b[i]|0x20
+		if ca != cb {
+			return false
+		}
+	}
+	return true
+}
+
+// limitConcurrency answers 503 with Retry-After, without doing the work, to requests that
+// arrive while max requests are already being served, so that a burst cannot exhaust the
+// instance's memory or its database connections' queue.
+func limitConcurrency(max int, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	slots := make(chan struct{}, max)
+	busy := requestError(domain.CodeUnavailable, "the server is at its limit of concurrent requests; try again shortly")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			fail(w, r, busy)
+		}
+	})
+}
+
+// recoverPanics answers 500 internal_error when a handler panics, and logs the panic with
+// its stack; without it, net/http would cut the connection without an answer.
+func recoverPanics(log *slog.Logger, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			fail(w, r, fmt.Errorf("panic: %v", p))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requestIDHeader carries the ID of a request, for logs on both sides.
+const requestIDHeader = "X-Request-ID"
+
+type requestIDKey struct{}
+
+// RequestID returns the ID of the request that ctx belongs to, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// withRequestID takes the client's X-Request-ID when it is a sensible one (1 to 128
+// letters, digits and -_.:), or makes one, puts it in the request's context and echoes it
+// in the answer.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(requestIDHeader)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		w.Header().Set(requestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
