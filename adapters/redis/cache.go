@@ -21,7 +21,7 @@ const (
 	// DefaultKeyPrefix is the default of Options.KeyPrefix.
 	DefaultKeyPrefix = "retsu:queue:"
 	// DefaultEntryTTL is the default of Options.EntryTTL.
-	DefaultEntryTTL = 10 * time.Minute
+	DefaultEntryTTL = time.Minute
 	// DefaultLocalTTL is the default of Options.LocalTTL.
 	DefaultLocalTTL = time.Minute
 	// DefaultOpTimeout is the default of Options.OpTimeout.
@@ -128,17 +128,26 @@ type QueueCache struct {
 	o Options
 	// client is nil until a connection has been made (see Open).
 	client atomic.Pointer[rueidis.Client]
-	// stopConnecting ends the connecting goroutine of Open; nil otherwise.
-	stopConnecting context.CancelFunc
-	connecting     sync.WaitGroup
+	// stale holds the queues whose entry may be outdated in Redis (see forgetLater).
+	stale staleEntries
+	// background is cancelled by Close, which then waits for the background work.
+	background context.Context
+	stop       context.CancelFunc
+	workers    sync.WaitGroup
 }
 
 // NewQueueCache returns a cache on client. The client should come from Connect: with more
 // than one connection per Redis node, a read right after this instance's own Store could
 // still return the entry that Store replaced.
 func NewQueueCache(client rueidis.Client, o Options) *QueueCache {
-	c := &QueueCache{o: o.withDefaults()}
+	c := newQueueCache(o)
 	c.client.Store(&client)
+	return c
+}
+
+func newQueueCache(o Options) *QueueCache {
+	c := &QueueCache{o: o.withDefaults(), stale: staleEntries{ids: map[domain.ID]struct{}{}}}
+	c.background, c.stop = context.WithCancel(context.Background())
 	return c
 }
 
@@ -186,8 +195,11 @@ func (c *QueueCache) Fill(ctx context.Context, q domain.Queue) error {
 
 // Store writes the entry of q, replacing any. Redis then invalidates the copies that every
 // instance holds in memory.
+// When the write fails, Redis may still hold the entry it was to replace: the entry is then
+// deleted as soon as Redis answers again (see forgetLater).
 func (c *QueueCache) Store(ctx context.Context, q domain.Queue) error {
 	if err := c.set(ctx, q, false); err != nil {
+		c.forgetLater(q.ID)
 		return fmt.Errorf("redis: store queue %s: %w", q.ID, err)
 	}
 	return nil

@@ -18,23 +18,21 @@ func Open(ctx context.Context, url string, o Options, log *slog.Logger) (*QueueC
 	if _, err := clientOption(url); err != nil {
 		return nil, err
 	}
-	c := &QueueCache{o: o.withDefaults()}
+	c := newQueueCache(o)
 	client, err := Connect(ctx, url, o)
 	if err == nil {
 		c.client.Store(&client)
 		return c, nil
 	}
 	log.Warn("cannot reach Redis; serving queue details from PostgreSQL and retrying every second", "err", err)
-	retryCtx, cancel := context.WithCancel(context.Background())
-	c.stopConnecting = cancel
-	c.connecting.Go(func() {
+	c.workers.Go(func() {
 		for {
 			select {
-			case <-retryCtx.Done():
+			case <-c.background.Done():
 				return
 			case <-time.After(reconnectEvery):
 			}
-			if client, err := Connect(retryCtx, url, o); err == nil {
+			if client, err := Connect(c.background, url, o); err == nil {
 				c.client.Store(&client)
 				log.Info("connected to Redis")
 				return
@@ -44,12 +42,11 @@ func Open(ctx context.Context, url string, o Options, log *slog.Logger) (*QueueC
 	return c, nil
 }
 
-// Close stops connecting and closes the connection, if any.
+// Close stops the background work (connecting, deleting stale entries) and closes the
+// connection, if any.
 func (c *QueueCache) Close() {
-	if c.stopConnecting != nil {
-		c.stopConnecting()
-		c.connecting.Wait()
-	}
+	c.stop()
+	c.workers.Wait()
 	if client, err := c.redis(); err == nil {
 		client.Close()
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/matryer/is"
+	"github.com/redis/rueidis"
 
 	"github.com/retsu/retsu/adapters/redis"
 )
@@ -43,4 +44,26 @@ func TestOpen_MalformedURL_Fails(t *testing.T) {
 	is := is.New(t)
 	_, err := redis.Open(t.Context(), "http://:secret@127.0.0.1:x", redis.Options{}, slog.New(slog.DiscardHandler))
 	is.True(err != nil) // a URL that is not a Redis URL is refused at once
+}
+
+func TestQueueCache_StoreFailed_OutdatedEntryDeletedOnceRedisAnswers(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	address := closedAddress(t)
+	p := newProxyAt(t, redisURL, address)
+	cache := redis.NewQueueCache(connect(t, p.url), redis.Options{OpTimeout: 200 * time.Millisecond})
+	defer cache.Close()
+	q := newQueue()
+	is.NoErr(cache.Store(t.Context(), q)) // Redis holds the entry
+
+	p.stop()
+	q.MaxDeliveryAttempts = 9
+	is.True(cache.Store(t.Context(), q) != nil) // the update cannot reach Redis, which keeps the old entry
+
+	newProxyAt(t, redisURL, address) // Redis answers again
+	direct := connect(t, redisURL)
+	within(t, 5*time.Second, "the outdated entry is deleted", func() bool {
+		err := direct.Do(t.Context(), direct.B().Get().Key("retsu:queue:"+q.ID.String()).Build()).Error()
+		return rueidis.IsRedisNil(err)
+	})
 }
