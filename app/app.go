@@ -54,6 +54,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 		Ready:                 a.ready,
 		APITokens:             cfg.APITokens,
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		RequestTimeout:        cfg.RequestTimeout,
 	})
 	return a, nil
 }
@@ -90,7 +91,10 @@ func (a *App) connectPostgres(ctx context.Context) error {
 			return err
 		}
 	}
-	pool, err := postgres.OpenPool(ctx, a.cfg.DatabaseURL, postgres.PoolOptions{MaxConns: int32(a.cfg.DBMaxConns)})
+	pool, err := postgres.OpenPool(ctx, a.cfg.DatabaseURL, postgres.PoolOptions{
+		MaxConns:       int32(a.cfg.DBMaxConns),
+		ConnectTimeout: a.cfg.DBConnectTimeout,
+	})
 	if err != nil {
 		return err
 	}

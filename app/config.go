@@ -28,6 +28,9 @@ type Config struct {
 	Migrate bool
 	// DBMaxConns caps the PostgreSQL connections of the process.
 	DBMaxConns int
+	// DBConnectTimeout bounds each attempt to open a PostgreSQL connection, so that an
+	// unreachable database fails requests quickly instead of holding them.
+	DBConnectTimeout time.Duration
 
 	// CacheLifetime bounds how long an instance without Redis keeps queue details, and so
 	// how long it may take to see another instance's update.
@@ -40,6 +43,9 @@ type Config struct {
 	MaxHeaderBytes    int
 	// ShutdownTimeout bounds how long a stopping server waits for requests in flight.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds the work of one request, database calls included; a request
+	// that runs out of time gets 503.
+	RequestTimeout time.Duration
 	// MaxConcurrentRequests caps the requests served at once; the others get 503.
 	MaxConcurrentRequests int
 	// APITokens, when set, are the bearer tokens that API requests must present. They
@@ -84,6 +90,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
 		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, "maximum PostgreSQL connections")
+		b.dbConnectTimeout(c)
 		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, "how long an instance without Redis keeps queue details")
 		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, "time allowed to read request headers")
 		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, "time allowed to read a whole request")
@@ -91,6 +98,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, "time a kept-alive connection may stay idle")
 		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, "largest accepted request headers, in bytes")
 		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, "time a stopping server waits for requests in flight")
+		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, "time allowed for the work of one request")
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, "requests served at once; the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
@@ -119,6 +127,7 @@ func ParseWorkConfig(args []string, getenv func(string) string, output io.Writer
 		b.databaseURL(c)
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before working")
 		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, "maximum PostgreSQL connections")
+		b.dbConnectTimeout(c)
 		b.cleaners(c)
 	})
 	switch {
@@ -266,6 +275,10 @@ func (b *binder) string(p *string, name, env, def, usage string) {
 
 func (b *binder) databaseURL(c *Config) {
 	b.string(&c.DatabaseURL, "database-url", "RETSU_DATABASE_URL", "", "PostgreSQL URL, such as postgres://user@host:5432/db")
+}
+
+func (b *binder) dbConnectTimeout(c *Config) {
+	b.duration(&c.DBConnectTimeout, "db-connect-timeout", "RETSU_DB_CONNECT_TIMEOUT", 5*time.Second, "time allowed to open a PostgreSQL connection")
 }
 
 // cleaners registers the settings of the cleaners.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	"github.com/retsu/retsu/domain"
 )
@@ -87,6 +88,18 @@ func limitConcurrency(max int, next http.Handler, fail func(http.ResponseWriter,
 		default:
 			fail(w, r, busy)
 		}
+	})
+}
+
+// withTimeout ends the request's context after d.
+func withTimeout(d time.Duration, next http.Handler) http.Handler {
+	if d <= 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

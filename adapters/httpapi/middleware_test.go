@@ -2,11 +2,13 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -147,4 +149,19 @@ func TestRequestID_EchoedOrMade(t *testing.T) {
 	first := serve(h, newRequest(http.MethodGet, "/healthz", "", "")).Header.Get("X-Request-ID")
 	second := serve(h, newRequest(http.MethodGet, "/healthz", "", "")).Header.Get("X-Request-ID")
 	is.True(first != second) // each request gets its own
+}
+
+// hangingService holds every dequeue until its context ends.
+type hangingService struct{ stubService }
+
+func (hangingService) Dequeue(ctx context.Context, _ domain.ID) (domain.Delivery, bool, error) {
+	<-ctx.Done()
+	return domain.Delivery{}, false, fmt.Errorf("waiting for the database: %w", ctx.Err())
+}
+
+func TestRequestTimeout_EndsTheWorkWithServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	h := httpapi.NewHandler(hangingService{}, httpapi.Options{RequestTimeout: 50 * time.Millisecond})
+	res := serve(h, newRequest(http.MethodPost, dequeuePath("019c9a65-7d3a-7c6b-8a9d-123456789abc"), "", ""))
+	assertProblem(t, res, http.StatusServiceUnavailable, "service_unavailable") // the request ends, and may be retried
 }

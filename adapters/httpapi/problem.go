@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -65,6 +67,11 @@ func requestError(code domain.Code, detail string) error {
 // error without a code is internal and gets a generic detail. 5xx errors are logged with
 // their full text, which the client never sees.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	if errors.Is(err, context.DeadlineExceeded) && domain.ErrorCode(err) == domain.CodeInternal {
+		// The request ran out of its time (see Options.RequestTimeout) somewhere that did
+		// not say why: the work may succeed when it is retried.
+		err = domain.Unavailable(err)
+	}
 	code := domain.ErrorCode(err)
 	status, ok := statusByCode[code]
 	if !ok {

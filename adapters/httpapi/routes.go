@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
 
@@ -37,6 +38,9 @@ type Options struct {
 	// MaxConcurrentRequests caps the requests served at once; past it, requests get 503
 	// with Retry-After. Zero means no cap.
 	MaxConcurrentRequests int
+	// RequestTimeout bounds the work of one request: its context ends then, so that a
+	// hung database answers 503 instead of holding the request. Zero means no bound.
+	RequestTimeout time.Duration
 }
 
 // api holds what the handlers share.
@@ -83,9 +87,11 @@ func NewHandler(svc Service, o Options) http.Handler {
 	r.Handle("/healthz", a.methods(map[string]handlerFunc{http.MethodGet: a.healthz}))
 	r.Handle("/readyz", a.methods(map[string]handlerFunc{http.MethodGet: a.readyz}))
 
-	// From the inside out: the cap on concurrent requests applies to authenticated
-	// requests only, panics become 500 answers, and every answer carries a request ID.
+	// From the inside out: each request's work is bounded in time, the cap on concurrent
+	// requests applies to authenticated requests only, panics become 500 answers, and
+	// every answer carries a request ID.
 	var h http.Handler = r
+	h = withTimeout(o.RequestTimeout, h)
 	h = limitConcurrency(o.MaxConcurrentRequests, h, a.fail)
 	h = authenticate(o.APITokens, h, a.fail)
 	h = recoverPanics(a.log, h, a.fail)
