@@ -12,6 +12,7 @@ import (
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/memory"
 	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/adapters/prometheus"
 	"github.com/retsu/retsu/adapters/redis"
 	"github.com/retsu/retsu/ports"
 )
@@ -23,12 +24,17 @@ type App struct {
 	log      *slog.Logger
 	queues   ports.QueueStore
 	messages ports.MessageStore
-	// ready reports whether the stores can be reached, for /readyz.
+	// ready reports whether PostgreSQL can be reached, for /readyz; nil with the memory
+	// store.
 	ready    func(context.Context) error
 	service  *Service
 	handler  http.Handler
 	cleaners *Cleaners
 	closers  []func()
+
+	// cacheReady reports whether Redis can be reached, for /readyz; nil without Redis.
+	cacheReady func(context.Context) error
+	metrics    *prometheus.Metrics
 }
 
 // New connects the stores and the queue-details cache that cfg chooses and assembles the
@@ -48,10 +54,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	a.service = NewService(Ports{Queues: a.queues, Messages: a.messages, Cache: cache, Logger: log})
+	a.service = NewService(Ports{
+		Queues: a.queues, Messages: a.messages, Cache: cache,
+		Logger: log, Metrics: a.metrics, Clock: memory.SystemClock{},
+	})
 	a.handler = httpapi.NewHandler(a.service, httpapi.Options{
 		Logger:                log,
 		Ready:                 a.ready,
+		CacheReady:            a.cacheReady,
+		Metrics:               a.metrics.Handler(),
+		Observer:              a.metrics,
 		APITokens:             cfg.APITokens,
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
 		RequestTimeout:        cfg.RequestTimeout,
@@ -67,7 +79,8 @@ func NewWorker(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) 
 
 // connect returns an App with its stores and cleaners.
 func connect(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, ready: func(context.Context) error { return nil }}
+	log.Info("configuration", "config", cfg)
+	a := &App{cfg: cfg, log: log, metrics: prometheus.New()}
 	switch cfg.Store {
 	case StoreMemory:
 		log.Warn("serving from process memory (--store=memory): nothing is durable and a restart loses every queue and message")
@@ -80,7 +93,7 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	default:
 		return nil, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("unknown store %q", cfg.Store)}
 	}
-	a.cleaners = NewCleaners(a.queues, a.messages, memory.SystemClock{}, log, cfg.Cleaners)
+	a.cleaners = NewCleaners(a.queues, a.messages, memory.SystemClock{}, log, cfg.Cleaners).WithMetrics(a.metrics)
 	return a, nil
 }
 
@@ -99,7 +112,11 @@ func (a *App) connectPostgres(ctx context.Context) error {
 		return err
 	}
 	a.closers = append(a.closers, pool.Close)
-	a.queues, a.messages, a.ready = postgres.NewQueueStore(pool), postgres.NewMessageStore(pool), pool.Ping
+	// Closed before the pool (closers run in reverse): it answers the requests it holds first.
+	messages := postgres.NewMessageStore(pool, postgres.WithRoundsInFlight(a.cfg.DBRoundsInFlight))
+	a.closers = append(a.closers, messages.Close)
+	a.queues, a.messages, a.ready = postgres.NewQueueStore(pool), messages, pool.Ping
+	a.metrics.CollectPool(func() prometheus.PoolStat { return pool.Stat() })
 	return nil
 }
 
@@ -119,6 +136,7 @@ func (a *App) connectCache(ctx context.Context) (ports.QueueCache, error) {
 		return nil, &ConfigError{"RETSU_REDIS_URL (--redis-url)", err.Error()}
 	}
 	a.closers = append(a.closers, cache.Close)
+	a.cacheReady = cache.Ping
 	return cache, nil
 }
 

@@ -20,6 +20,7 @@ type Cleaners struct {
 	messages ports.MessageStore
 	clock    ports.Clock
 	log      *slog.Logger
+	metrics  ports.Metrics
 	settings CleanerSettings
 }
 
@@ -36,7 +37,14 @@ type CleanerSettings struct {
 
 // NewCleaners returns cleaners over the given stores. clock times the passes for the logs.
 func NewCleaners(queues ports.QueueStore, messages ports.MessageStore, clock ports.Clock, log *slog.Logger, s CleanerSettings) *Cleaners {
-	return &Cleaners{queues: queues, messages: messages, clock: clock, log: log, settings: s}
+	return &Cleaners{queues: queues, messages: messages, clock: clock, log: log, metrics: ports.NopMetrics{}, settings: s}
+}
+
+// WithMetrics makes the cleaners count the passes they make and the rows they remove in m,
+// and returns them.
+func (c *Cleaners) WithMetrics(m ports.Metrics) *Cleaners {
+	c.metrics = m
+	return c
 }
 
 // Pass is what one pass of one cleaner did.
@@ -70,8 +78,8 @@ func (c *Cleaners) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce makes one pass of each cleaner, logging what it removed, how long it took, and any
-// error, and returns the passes.
+// RunOnce makes one pass of each cleaner, logging and counting what it removed, how long it
+// took, and any error, and returns the passes.
 func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
 	var passes []Pass
 	for _, cleaner := range []struct {
@@ -82,9 +90,11 @@ func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
 		{DeadLetterCleaner, c.deleteDeadLetters},
 	} {
 		pass, err := c.pass(ctx, cleaner.name, cleaner.clean)
-		switch {
-		case err != nil && ctx.Err() != nil:
+		if err != nil && ctx.Err() != nil {
 			return passes // stopping: the next start will finish the work
+		}
+		c.metrics.CleanerPassed(cleaner.name, pass.Duration, err != nil)
+		switch {
 		case err != nil:
 			c.log.Error("cleaner pass failed; the next pass retries", "cleaner", cleaner.name,
 				"removed", pass.Removed, "duration", pass.Duration, "err", err)
@@ -136,7 +146,9 @@ func (c *Cleaners) eachQueue(ctx context.Context, do func(domain.ID) error) erro
 // batch comes back short.
 func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		return c.messages.DeleteExpired(ctx, queueID, c.settings.BatchSize)
+		n, err := c.messages.DeleteExpired(ctx, queueID, c.settings.BatchSize)
+		c.metrics.ExpiredMessagesRemoved(n)
+		return n, err
 	})
 }
 
@@ -144,7 +156,9 @@ func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, e
 // statement.
 func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		return c.messages.DeleteDeadLetters(ctx, queueID, c.settings.DeadLetterRetention, c.settings.BatchSize)
+		n, err := c.messages.DeleteDeadLetters(ctx, queueID, c.settings.DeadLetterRetention, c.settings.BatchSize)
+		c.metrics.DeadLettersRemoved(n)
+		return n, err
 	})
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	// DBConnectTimeout bounds each attempt to open a PostgreSQL connection, so that an
 	// unreachable database fails requests quickly instead of holding them.
 	DBConnectTimeout time.Duration
+	// DBRoundsInFlight caps the transactions of coalesced enqueues, dequeues and
+	// acknowledgements that may be in PostgreSQL at once (see postgres.WithRoundsInFlight).
+	DBRoundsInFlight int
 
 	// CacheLifetime bounds how long an instance without Redis keeps queue details, and so
 	// how long it may take to see another instance's update.
@@ -91,6 +94,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
 		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, "maximum PostgreSQL connections")
 		b.dbConnectTimeout(c)
+		b.int(&c.DBRoundsInFlight, "db-rounds-in-flight", "RETSU_DB_ROUNDS_IN_FLIGHT", 1, "transactions of coalesced requests in PostgreSQL at once")
 		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, "how long an instance without Redis keeps queue details")
 		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, "time allowed to read request headers")
 		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, "time allowed to read a whole request")

@@ -2,9 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -20,9 +20,10 @@ type Service struct {
 	messages ports.MessageStore
 	cache    ports.QueueCache
 	log      *slog.Logger
-	// cacheDown is set while the cache fails, so that an outage logs once when it starts
-	// and once when it ends rather than on every request.
-	cacheDown atomic.Bool
+	metrics  ports.Metrics
+	// cacheOutage and databaseOutage log when the cache or the stores start failing and
+	// when they work again, rather than on every request.
+	cacheOutage, databaseOutage *outageLog
 }
 
 // Ports are the adapters a Service works with.
@@ -30,8 +31,13 @@ type Ports struct {
 	Queues   ports.QueueStore
 	Messages ports.MessageStore
 	Cache    ports.QueueCache
-	// Logger receives warnings about cache trouble; nil discards them.
+	// Logger receives warnings about cache and database trouble; nil discards them.
 	Logger *slog.Logger
+	// Metrics receives counts of messages and cache lookups; nil discards them.
+	Metrics ports.Metrics
+	// Clock times the outages of the cache and the stores, so that one that flaps is
+	// logged at most once a minute; nil logs every outage.
+	Clock ports.Clock
 }
 
 // NewService returns a Service over p.
@@ -40,7 +46,19 @@ func NewService(p Ports) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{queues: p.Queues, messages: p.Messages, cache: p.Cache, log: log}
+	metrics := p.Metrics
+	if metrics == nil {
+		metrics = ports.NopMetrics{}
+	}
+	return &Service{
+		queues: p.Queues, messages: p.Messages, cache: p.Cache, log: log, metrics: metrics,
+		cacheOutage: &outageLog{log: log, clock: p.Clock,
+			down: "queue-details cache unavailable; serving queue details from the database",
+			back: "queue-details cache available again"},
+		databaseOutage: &outageLog{log: log, clock: p.Clock,
+			down: "database unavailable; requests that need it answer 503 until it is back",
+			back: "database available again"},
+	}
 }
 
 // CreateQueue creates a queue with the supplied settings and defaults for the others.
@@ -52,7 +70,7 @@ func (s *Service) CreateQueue(ctx context.Context, n domain.NewQueue) (domain.Qu
 		return domain.Queue{}, err
 	}
 	q := domain.Queue{ID: newTimeOrderedID(), Name: n.Name, Settings: settings}
-	if err := s.queues.CreateQueue(ctx, q); err != nil {
+	if err := s.noteDatabase(ctx, s.queues.CreateQueue(ctx, q)); err != nil {
 		return domain.Queue{}, fmt.Errorf("create queue %q: %w", n.Name, err)
 	}
 	s.storeInCache(ctx, q)
@@ -79,7 +97,7 @@ func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]d
 		return nil, nil
 	}
 	queues, err := s.queues.ListQueues(ctx, p)
-	if err != nil {
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
 	return queues, nil
@@ -97,7 +115,7 @@ func (s *Service) UpdateQueue(ctx context.Context, id domain.ID, u domain.Settin
 		return domain.Queue{}, err
 	}
 	q, err := s.queues.UpdateQueue(ctx, id, u)
-	if err != nil {
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return domain.Queue{}, fmt.Errorf("update queue %s: %w", id, err)
 	}
 	s.storeInCache(ctx, q)
@@ -118,9 +136,10 @@ func (s *Service) Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMe
 	if err != nil {
 		return domain.ID{}, err
 	}
-	if err := s.messages.Enqueue(ctx, e); err != nil {
+	if err := s.noteDatabase(ctx, s.messages.Enqueue(ctx, e)); err != nil {
 		return domain.ID{}, fmt.Errorf("enqueue to %s: %w", queueID, err)
 	}
+	s.metrics.MessageEnqueued()
 	return e.MessageID, nil
 }
 
@@ -131,8 +150,14 @@ func (s *Service) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Deli
 		return domain.Delivery{}, false, err
 	}
 	result, err := s.messages.Dequeue(ctx, queueID)
-	if err != nil {
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return domain.Delivery{}, false, fmt.Errorf("dequeue from %s: %w", queueID, err)
+	}
+	if result.DeadLettered > 0 {
+		s.metrics.MessagesDeadLettered(result.DeadLettered)
+	}
+	if result.OK {
+		s.metrics.MessageDelivered(result.Delivery.DeliveryAttempts > 1)
 	}
 	return result.Delivery, result.OK, nil
 }
@@ -144,9 +169,11 @@ func (s *Service) Acknowledge(ctx context.Context, queueID, messageID, receiptHa
 	if _, err := s.queueDetails(ctx, queueID); err != nil {
 		return err
 	}
-	if _, err := s.messages.Acknowledge(ctx, queueID, messageID, receiptHandle); err != nil {
+	removed, err := s.messages.Acknowledge(ctx, queueID, messageID, receiptHandle)
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return fmt.Errorf("acknowledge %s in %s: %w", messageID, queueID, err)
 	}
+	s.metrics.Acknowledged(removed)
 	return nil
 }
 
@@ -156,7 +183,7 @@ func (s *Service) Stats(ctx context.Context, queueID domain.ID) (domain.QueueSta
 		return domain.QueueStats{}, err
 	}
 	stats, err := s.messages.Stats(ctx, queueID)
-	if err != nil {
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return domain.QueueStats{}, fmt.Errorf("stats of %s: %w", queueID, err)
 	}
 	return stats, nil
@@ -168,11 +195,13 @@ func (s *Service) Stats(ctx context.Context, queueID domain.ID) (domain.QueueSta
 func (s *Service) queueDetails(ctx context.Context, id domain.ID) (domain.Queue, error) {
 	q, found, cacheErr := s.cache.Queue(ctx, id)
 	s.noteCache("read", cacheErr)
-	if cacheErr == nil && found {
+	hit := cacheErr == nil && found
+	s.metrics.QueueCacheLookup(hit)
+	if hit {
 		return q, nil
 	}
 	q, err := s.queues.Queue(ctx, id)
-	if err != nil {
+	if err := s.noteDatabase(ctx, err); err != nil {
 		return domain.Queue{}, fmt.Errorf("queue %s: %w", id, err)
 	}
 	if cacheErr == nil {
@@ -187,14 +216,31 @@ func (s *Service) storeInCache(ctx context.Context, q domain.Queue) {
 	s.noteCache("store", s.cache.Store(ctx, q))
 }
 
-// noteCache logs when the cache starts failing and when it works again.
+// noteCache counts cache failures, and logs when the cache starts failing and when it
+// works again.
 func (s *Service) noteCache(op string, err error) {
-	switch {
-	case err != nil && s.cacheDown.CompareAndSwap(false, true):
-		s.log.Warn("queue-details cache unavailable; serving queue details from the database", "op", op, "err", err)
-	case err == nil && s.cacheDown.Load() && s.cacheDown.CompareAndSwap(true, false):
-		s.log.Info("queue-details cache available again")
+	if err == nil {
+		s.cacheOutage.succeeded()
+		return
 	}
+	s.metrics.QueueCacheFailed()
+	s.cacheOutage.failed(err, "op", op)
+}
+
+// noteDatabase logs when the stores become unreachable and when they answer again, and
+// returns err. An error without a code says nothing either way, and neither does one of a
+// request that its client abandoned, which the driver reports as a lost connection.
+func (s *Service) noteDatabase(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	switch code := domain.ErrorCode(err); {
+	case err == nil || code != domain.CodeUnavailable && code != domain.CodeInternal:
+		s.databaseOutage.succeeded()
+	case code == domain.CodeUnavailable:
+		s.databaseOutage.failed(err)
+	}
+	return err
 }
 
 // newTimeOrderedID returns a UUID version 7, whose time prefix keeps IDs roughly ordered in

@@ -238,12 +238,22 @@ func (a *api) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers GET /readyz: the instance can reach its database.
+// readyz answers GET /readyz: the instance is ready when it can reach PostgreSQL. Redis'
+// state is reported too, but without Redis requests read queue details from PostgreSQL, so
+// it does not decide readiness.
 func (a *api) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := a.ready(r.Context()); err != nil {
-		return domain.Unavailable(err)
+	postgres := stateNotConfigured
+	if a.ready != nil {
+		if err := a.ready(r.Context()); err != nil {
+			return domain.Unavailable(err)
+		}
+		postgres = stateUp
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return writeJSON(w, http.StatusOK, map[string]string{
+		"status":   "ready",
+		"postgres": postgres,
+		"redis":    probe(r.Context(), a.cacheReady),
+	})
 }
 
 // pathID returns the ID in the path variable name. Returns invalid_path.

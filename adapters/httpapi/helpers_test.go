@@ -170,6 +170,7 @@ func (c *client) acknowledge(queueID, messageID, receiptHandle string) {
 func queuePath(queueID string) string    { return "/v1/queues/" + queueID }
 func messagesPath(queueID string) string { return queuePath(queueID) + "/messages" }
 func dequeuePath(queueID string) string  { return messagesPath(queueID) + "/dequeue" }
+func statsPath(queueID string) string    { return queuePath(queueID) + "/stats" }
 func acknowledgePath(queueID, messageID string) string {
 	return messagesPath(queueID) + "/" + messageID + "/acknowledge"
 }

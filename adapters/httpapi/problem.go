@@ -87,7 +87,8 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status >= 500 {
 		log.LogAttrs(r.Context(), level, "request failed",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", status), slog.String("err", err.Error()))
+			slog.Int("status", status), slog.String("err", err.Error()),
+			slog.String("request_id", RequestID(r.Context())))
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", retryAfterSeconds)

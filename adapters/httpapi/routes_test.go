@@ -68,6 +68,8 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 		{http.MethodDelete, queue + "/messages/" + unknownID + "/acknowledge", "POST"},
 		{http.MethodPost, "/healthz", "GET"},
 		{http.MethodPost, "/readyz", "GET"},
+		{http.MethodPost, queue + "/stats", "GET"},
+		{http.MethodDelete, queue + "/stats", "GET"},
 		{http.MethodOptions, "/v1/queues", "GET, POST"},
 	}
 	for _, tc := range tests {
@@ -117,6 +119,10 @@ func (s stubService) Acknowledge(context.Context, domain.ID, domain.ID, domain.I
 	return s.err
 }
 
+func (s stubService) Stats(context.Context, domain.ID) (domain.QueueStats, error) {
+	return domain.QueueStats{}, s.err
+}
+
 // serviceRequests are valid requests that reach every Service method.
 func serviceRequests() map[string]*http.Request {
 	return map[string]*http.Request{
@@ -127,6 +133,7 @@ func serviceRequests() map[string]*http.Request {
 		"enqueue":      newRequest(http.MethodPost, messagesPath(unknownID), jsonType, `{"payload":"a","priority":"LOW"}`),
 		"dequeue":      newRequest(http.MethodPost, dequeuePath(unknownID), "", ""),
 		"acknowledge":  newRequest(http.MethodPost, acknowledgePath(unknownID, unknownID), jsonType, `{"receipt_handle":"`+unknownID+`"}`),
+		"stats":        newRequest(http.MethodGet, statsPath(unknownID), "", ""),
 	}
 }
 

@@ -26,6 +26,11 @@ type PoolOptions struct {
 
 // OpenPool returns a pool of connections to the database at url, once one connection has
 // answered. Returns a service_unavailable error when the database cannot be reached.
+//
+// Its connections run with enable_seqscan off. Every statement of the adapter is written
+// for an index, and the planner's statistics of a queue table are often far from the truth
+// (the table may grow from empty to millions of rows between two automatic ANALYZEs): a
+// plan cached while the table was small must not scan it sequentially once it is large.
 func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, error) {
 	config, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -35,6 +40,7 @@ func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, er
 	if o.MaxConns > 0 {
 		config.MaxConns = o.MaxConns
 	}
+	config.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	if o.ConnectTimeout > 0 {
 		config.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	}

@@ -2,10 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retsu/retsu/domain"
@@ -15,36 +15,75 @@ import (
 var _ ports.MessageStore = (*MessageStore)(nil)
 
 // MessageStore keeps messages in the messages table and dead letters in dead_letters.
+//
+// Concurrent enqueues, dequeues and acknowledgements are coalesced (see coalescer and
+// round): those that arrive while earlier ones are in the database leave together, in one
+// round trip and one transaction, and each caller is answered once that transaction
+// committed. Close stops the coalescing; a MessageStore must be closed before its pool.
 type MessageStore struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	rounds *coalescer[operation, outcome]
+}
+
+// The bounds of coalescing.
+const (
+	// maxRound caps the requests of one round, which bounds its memory and duration.
+	maxRound = 500
+	// payloadBytesPerCost adds one unit to a round's maxRound budget per so many bytes of
+	// payload, so that the payloads of one round total about 1 MiB at most.
+	payloadBytesPerCost = 2048
+	// roundTimeout bounds each round, in place of the deadlines of the requests it carries.
+	roundTimeout = 10 * time.Second
+)
+
+// MessageStoreOption tunes a MessageStore.
+type MessageStoreOption func(*batchLimits)
+
+// WithRoundsInFlight lets up to n rounds be in the database at once (default 1). A round is
+// one transaction carrying the requests that arrived while the rounds before it were in
+// flight. With one round at a time rounds are as large as they can be, which costs the
+// database least per request; on this project's two-core reference machine more rounds in
+// flight only made them smaller and the whole slower (docs/performance.md).
+func WithRoundsInFlight(n int) MessageStoreOption {
+	return func(l *batchLimits) { l.maxRunning = n }
 }
 
 // NewMessageStore returns a MessageStore on pool.
-func NewMessageStore(pool *pgxpool.Pool) *MessageStore { return &MessageStore{pool: pool} }
+func NewMessageStore(pool *pgxpool.Pool, options ...MessageStoreOption) *MessageStore {
+	limits := batchLimits{maxRunning: 1, maxCost: maxRound, timeout: roundTimeout}
+	for _, o := range options {
+		o(&limits)
+	}
+	s := &MessageStore{pool: pool}
+	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
+	return s
+}
+
+// Close answers the requests already made and refuses new ones with a service_unavailable
+// error. It does not close the pool.
+func (s *MessageStore) Close() { s.rounds.close() }
+
+// errClosed answers requests made after Close. It is service_unavailable: a closing instance
+// cannot serve them, another one may.
+var errClosed = domain.Unavailable(errors.New("postgres: the message store is closed"))
 
 // Enqueue inserts the message; it is durable once Enqueue returns nil.
 func (s *MessageStore) Enqueue(ctx context.Context, e domain.Enqueue) error {
-	return s.insert(ctx, []domain.Enqueue{e})
+	_, err := s.rounds.do(ctx, operation{kind: enqueueOperation, enqueue: e})
+	return err
 }
 
 // Dequeue delivers the queue's best deliverable message.
 func (s *MessageStore) Dequeue(ctx context.Context, queueID domain.ID) (ports.Dequeued, error) {
-	deliveries, deadLettered, err := s.claim(ctx, queueID, 1)
-	result := ports.Dequeued{DeadLettered: deadLettered}
-	if err != nil || len(deliveries) == 0 {
-		return result, err
-	}
-	result.Delivery, result.OK = deliveries[0], true
-	return result, nil
+	out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: queueID})
+	return out.dequeued, err
 }
 
 // Acknowledge removes the message when receiptHandle names its current, unexpired delivery.
 func (s *MessageStore) Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) (bool, error) {
-	removed, err := s.deleteAcknowledged(ctx, []acknowledgement{{queueID, messageID, receiptHandle}})
-	if err != nil {
-		return false, err
-	}
-	return len(removed) == 1, nil
+	out, err := s.rounds.do(ctx, operation{kind: acknowledgeOperation,
+		acknowledgement: acknowledgement{queueID, messageID, receiptHandle}})
+	return out.removed, err
 }
 
 // DeleteExpired deletes up to limit of the queue's removable messages.
@@ -87,101 +126,4 @@ func (s *MessageStore) Stats(ctx context.Context, queueID domain.ID) (domain.Que
 		return domain.QueueStats{}, fmt.Errorf("postgres: select stats: %w", translate(err))
 	}
 	return stats, nil
-}
-
-// insert stores a batch of messages in one statement, in batch order.
-func (s *MessageStore) insert(ctx context.Context, batch []domain.Enqueue) error {
-	n := len(batch)
-	queueIDs, ids := make([]domain.ID, n), make([]domain.ID, n)
-	priorities := make([]int16, n)
-	payloads := make([][]byte, n)
-	ttls, visibilityTimeouts, maxAttempts := make([]int32, n), make([]int32, n), make([]int32, n)
-	for i, e := range batch {
-		queueIDs[i], ids[i] = e.QueueID, e.MessageID
-		priorities[i] = int16(e.Priority)
-		payloads[i] = []byte(e.Payload)
-		ttls[i], visibilityTimeouts[i] = seconds(e.TTL), seconds(e.VisibilityTimeout)
-		maxAttempts[i] = int32(e.MaxDeliveryAttempts)
-	}
-	_, err := s.pool.Exec(ctx, insertMessages, queueIDs, ids, priorities, payloads, ttls, visibilityTimeouts, maxAttempts)
-	if err != nil {
-		return fmt.Errorf("postgres: insert messages: %w", translate(err))
-	}
-	return nil
-}
-
-// claim delivers up to n of the queue's messages, in delivery order, and returns how many
-// exhausted messages it moved to dead-letter storage. When a claim moved some in place of
-// delivering them, the search goes on for the deliveries still missing.
-func (s *MessageStore) claim(ctx context.Context, queueID domain.ID, n int) ([]domain.Delivery, int, error) {
-	var deliveries []domain.Delivery
-	total := 0
-	for len(deliveries) < n {
-		claimed, deadLettered, err := s.claimOnce(ctx, queueID, n-len(deliveries))
-		if err != nil {
-			return deliveries, total, err
-		}
-		deliveries = append(deliveries, claimed...)
-		total += int(deadLettered)
-		if deadLettered == 0 {
-			break
-		}
-	}
-	return deliveries, total, nil
-}
-
-func (s *MessageStore) claimOnce(ctx context.Context, queueID domain.ID, n int) ([]domain.Delivery, int64, error) {
-	rows, err := s.pool.Query(ctx, claimMessages, queueID, n)
-	if err != nil {
-		return nil, 0, fmt.Errorf("postgres: claim messages: %w", translate(err))
-	}
-	defer rows.Close()
-	var deliveries []domain.Delivery
-	var deadLettered int64
-	for rows.Next() {
-		var (
-			id, receiptHandle *domain.ID
-			payload           []byte
-			priority          *int16
-			attempts          *int32
-		)
-		if err := rows.Scan(&deadLettered, &id, &payload, &priority, &receiptHandle, &attempts); err != nil {
-			return nil, 0, fmt.Errorf("postgres: claim messages: %w", err)
-		}
-		if id == nil {
-			continue
-		}
-		deliveries = append(deliveries, domain.Delivery{
-			MessageID: *id, Payload: string(payload), Priority: domain.Priority(*priority),
-			ReceiptHandle: *receiptHandle, DeliveryAttempts: int(*attempts),
-		})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("postgres: claim messages: %w", translate(err))
-	}
-	return deliveries, deadLettered, nil
-}
-
-// acknowledgement names one delivery to complete.
-type acknowledgement struct {
-	queueID, messageID, receiptHandle domain.ID
-}
-
-// deleteAcknowledged completes a batch of deliveries in one statement and returns the IDs of
-// the messages it removed.
-func (s *MessageStore) deleteAcknowledged(ctx context.Context, batch []acknowledgement) ([]domain.ID, error) {
-	n := len(batch)
-	queueIDs, ids, handles := make([]domain.ID, n), make([]domain.ID, n), make([]domain.ID, n)
-	for i, a := range batch {
-		queueIDs[i], ids[i], handles[i] = a.queueID, a.messageID, a.receiptHandle
-	}
-	rows, err := s.pool.Query(ctx, deleteAcknowledged, queueIDs, ids, handles)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: delete acknowledged messages: %w", translate(err))
-	}
-	removed, err := pgx.CollectRows(rows, pgx.RowTo[domain.ID])
-	if err != nil {
-		return nil, fmt.Errorf("postgres: delete acknowledged messages: %w", translate(err))
-	}
-	return removed, nil
 }

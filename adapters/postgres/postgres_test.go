@@ -57,7 +57,7 @@ func TestQueueStore(t *testing.T) {
 
 func TestMessageStore(t *testing.T) {
 	t.Parallel()
-	store := postgres.NewMessageStore(pool)
+	store := newMessageStore(t)
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
 		return porttest.MessageHarness{Store: store, Wait: time.Sleep}
 	})

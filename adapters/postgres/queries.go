@@ -52,18 +52,21 @@ ORDER BY m.ord`
 //
 // Exhausted candidates are moved to dead_letters in the same statement (never both or
 // neither); the others get a new receipt handle, one more attempt and a new visibility
-// deadline. The first row always exists and carries how many were moved (dead_lettered), so
-// that the caller can go on searching; its message columns are NULL when none was delivered.
+// deadline. Both writes find the locked rows by ctid (a TID scan), which no statistics can
+// turn into a scan of the queue; the ctid of a row this statement holds locked cannot
+// change under it. The first row always exists and carries how many were moved
+// (dead_lettered), so that the caller can go on searching; its message columns are NULL
+// when none was delivered.
 const claimMessages = `
 WITH waiting AS MATERIALIZED (
-    SELECT id, priority, seq, delivery_attempts, max_delivery_attempts
+    SELECT ctid, priority, seq, delivery_attempts, max_delivery_attempts
     FROM messages
     WHERE queue_id = $1 AND delivery_attempts = 0 AND expires_at > now()
     ORDER BY priority, seq
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ), returned AS MATERIALIZED (
-    SELECT id, priority, seq, delivery_attempts, max_delivery_attempts
+    SELECT ctid, priority, seq, delivery_attempts, max_delivery_attempts
     FROM messages
     WHERE queue_id = $1 AND delivery_attempts > 0 AND visible_at <= now() AND expires_at > now()
     ORDER BY priority, seq
@@ -77,8 +80,7 @@ WITH waiting AS MATERIALIZED (
     LIMIT $2
 ), exhausted AS (
     DELETE FROM messages m
-    USING candidates c
-    WHERE m.queue_id = $1 AND m.id = c.id AND c.delivery_attempts >= c.max_delivery_attempts
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM candidates WHERE delivery_attempts >= max_delivery_attempts))
     RETURNING m.queue_id, m.id, m.priority, m.payload, m.delivery_attempts, m.enqueued_at
 ), moved AS (
     INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at)
@@ -89,8 +91,7 @@ WITH waiting AS MATERIALIZED (
     SET receipt_handle = gen_random_uuid(),
         delivery_attempts = m.delivery_attempts + 1,
         visible_at = now() + make_interval(secs => m.visibility_timeout_seconds)
-    FROM candidates c
-    WHERE m.queue_id = $1 AND m.id = c.id AND c.delivery_attempts < c.max_delivery_attempts
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM candidates WHERE delivery_attempts < max_delivery_attempts))
     RETURNING m.id, m.payload, m.priority, m.receipt_handle, m.delivery_attempts, m.seq
 )
 SELECT (SELECT count(*) FROM moved) AS dead_lettered,
@@ -100,27 +101,40 @@ LEFT JOIN delivered d ON true
 ORDER BY d.priority, d.seq`
 
 // deleteAcknowledged removes the messages whose receipt handle names their current delivery
-// and whose visibility timeout is still running, by primary key, and returns their IDs.
+// and whose visibility timeout is still running, by primary key, and returns the queue, ID
+// and receipt handle of each, which name the acknowledgement that removed it.
 const deleteAcknowledged = `
 DELETE FROM messages m
 USING unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS a(queue_id, id, receipt_handle)
 WHERE m.queue_id = a.queue_id AND m.id = a.id
   AND m.receipt_handle = a.receipt_handle AND m.visible_at > now()
-RETURNING m.id`
+RETURNING m.queue_id, m.id, m.receipt_handle`
 
 // deleteExpired deletes up to $2 removable messages of queue $1: expired, and either never
-// delivered or past the visibility timeout of their last delivery. It walks
-// messages_expiry_idx over the expired range only. The victims are chosen once, in a
+// delivered or past the visibility timeout of their last delivery. Waiting messages come
+// from messages_waiting_expiry_idx over the expired range only (seq > 0, always true, is the
+// part of that index's predicate that reserves it for this statement); delivered ones from
+// messages_delivered_idx over the ended leases only. The victims are chosen once, in a
 // materialized CTE: as an IN (subquery) the planner may run the subquery again and delete
 // more than the limit.
 const deleteExpired = `
-WITH doomed AS MATERIALIZED (
+WITH expired_waiting AS MATERIALIZED (
     SELECT id FROM messages
-    WHERE queue_id = $1 AND expires_at <= now()
-      AND (delivery_attempts = 0 OR visible_at <= now())
+    WHERE queue_id = $1 AND delivery_attempts = 0 AND seq > 0 AND expires_at <= now()
     ORDER BY expires_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
+), expired_delivered AS MATERIALIZED (
+    SELECT id FROM messages
+    WHERE queue_id = $1 AND delivery_attempts > 0 AND visible_at <= now() AND expires_at <= now()
+    ORDER BY visible_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), doomed AS MATERIALIZED (
+    SELECT id FROM expired_waiting
+    UNION ALL
+    SELECT id FROM expired_delivered
+    LIMIT $2
 )
 DELETE FROM messages m
 USING doomed d
@@ -140,25 +154,62 @@ DELETE FROM dead_letters l
 USING doomed d
 WHERE l.queue_id = $1 AND l.id = d.id`
 
-// selectStats counts the queue's messages and dead letters per priority.
+// selectStats counts the queue's messages and dead letters per priority in one statement
+// whose cost grows with the queue's messages, never with the table's, and which counts the
+// never-delivered messages, the bulk of a deep queue, from an index alone:
+//   - waiting: never-delivered messages per priority, counted by an index-only scan of
+//     messages_waiting_idx, expired ones included, since the index cannot tell;
+//   - waiting_expired: those of them that expired, from the expired range of
+//     messages_waiting_expiry_idx, which the expired-message cleaner keeps short, to
+//     subtract;
+//   - delivered: in-flight messages and those back from a delivery whose visibility
+//     timeout ended, from messages_delivered_idx and their rows;
+//   - dead: dead letters, from the queue's part of dead_letters;
+//   - head: per priority, the first unexpired never-delivered message in line, whose
+//     enqueue time gives the age of the oldest ready message unless a message back from
+//     a delivery is older.
+//
+// Ready counts what a dequeue may consider: not leased and not expired, exhausted
+// messages that await their move to dead-letter storage included.
 const selectStats = `
-SELECT p.priority,
-       coalesce(m.ready, 0), coalesce(m.in_flight, 0), coalesce(d.dead_lettered, 0),
-       coalesce(extract(epoch FROM now() - m.oldest_ready), 0)::float8
-FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
-LEFT JOIN (
-    SELECT priority,
-           count(*) FILTER (WHERE NOT leased) AS ready,
-           count(*) FILTER (WHERE leased) AS in_flight,
-           min(enqueued_at) FILTER (WHERE NOT leased) AS oldest_ready
-    FROM (
-        SELECT priority, enqueued_at, delivery_attempts > 0 AND visible_at > now() AS leased
-        FROM messages
-        WHERE queue_id = $1 AND (expires_at > now() OR delivery_attempts > 0 AND visible_at > now())
-    ) AS live
+WITH waiting_expired AS (
+    SELECT priority, count(*) AS n
+    FROM messages
+    WHERE queue_id = $1 AND expires_at <= now() AND delivery_attempts = 0 AND seq > 0
     GROUP BY priority
-) AS m USING (priority)
-LEFT JOIN (
-    SELECT priority, count(*) AS dead_lettered FROM dead_letters WHERE queue_id = $1 GROUP BY priority
-) AS d USING (priority)
+), delivered AS (
+    SELECT priority,
+           count(*) FILTER (WHERE visible_at > now()) AS in_flight,
+           count(*) FILTER (WHERE visible_at <= now() AND expires_at > now()) AS returned,
+           min(enqueued_at) FILTER (WHERE visible_at <= now() AND expires_at > now()) AS oldest_returned
+    FROM messages
+    WHERE queue_id = $1 AND delivery_attempts > 0
+    GROUP BY priority
+), dead AS (
+    SELECT priority, count(*) AS n
+    FROM dead_letters
+    WHERE queue_id = $1
+    GROUP BY priority
+)
+SELECT p.priority,
+       waiting.n - coalesce(waiting_expired.n, 0) + coalesce(delivered.returned, 0),
+       coalesce(delivered.in_flight, 0),
+       coalesce(dead.n, 0),
+       coalesce(extract(epoch FROM now() - least(head.enqueued_at, delivered.oldest_returned)), 0)::float8
+FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS n
+    FROM messages
+    WHERE queue_id = $1 AND priority = p.priority AND delivery_attempts = 0
+) AS waiting
+LEFT JOIN LATERAL (
+    SELECT enqueued_at
+    FROM messages
+    WHERE queue_id = $1 AND priority = p.priority AND delivery_attempts = 0 AND expires_at > now()
+    ORDER BY seq
+    LIMIT 1
+) AS head ON true
+LEFT JOIN waiting_expired USING (priority)
+LEFT JOIN delivered USING (priority)
+LEFT JOIN dead USING (priority)
 ORDER BY p.priority`

@@ -361,6 +361,24 @@ var messageStoreTests = []struct {
 		m.is.Equal(s.Priorities[2].OldestReadyAge, time.Duration(0)) // no age without ready messages
 	}},
 
+	{"Stats_ExpiredDeliveryIsInFlight_ExhaustedMessageIsReadyUntilDeadLettered", func(t *testing.T, m *messageTest) {
+		m.enqueue(domain.PriorityHigh, "expires while delivered", withTTL(time.Second), withVisibilityTimeout(3*time.Second))
+		m.enqueue(domain.PriorityLow, "poison", withMaxDeliveryAttempts(1))
+		m.dequeue()
+		m.dequeue()
+		m.Wait(time.Second + margin)
+		s := m.stats()
+		m.is.Equal(s.Priorities[0].InFlight, int64(1))           // expired, but its delivery still runs
+		m.is.Equal(s.Priorities[0].Ready, int64(0))              // and it is never ready again
+		m.is.Equal(s.Priorities[2].Ready, int64(1))              // the exhausted LOW one is back, awaiting its move
+		m.is.True(s.Priorities[2].OldestReadyAge >= time.Second) // aged from its enqueue, not its delivery
+		m.dequeueNothing()
+		s = m.stats()
+		m.is.Equal(s.Priorities[2].Ready, int64(0))        // moved out of the queue
+		m.is.Equal(s.Priorities[2].DeadLettered, int64(1)) // into the LOW dead letters
+		m.is.Equal(s.Priorities[0].DeadLettered, int64(0)) // and no other priority's
+	}},
+
 	{"Dequeue_ConcurrentConsumers_NeverShareADelivery", func(t *testing.T, m *messageTest) {
 		const messages, consumers = 200, 20
 		for i := range messages {

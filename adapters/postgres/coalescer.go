@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// coalescer carries out concurrent requests in batches, group-commit style. A request that
+// arrives while fewer than maxRunning batches run leaves at once, alone or with whatever else
+// waits; requests that arrive while every batch slot is busy wait together and leave as the
+// next batch when a slot frees. No timer ever delays a request, so an idle server answers a
+// lone request as fast as without coalescing, and a busy one sends fewer, larger batches the
+// busier it gets. The MessageStore's batches are its rounds (see round).
+//
+// Each requester waits for the outcome of its own batch: run's answer for it, or run's error,
+// which reaches every request of the batch. Batches run on a context of their own, bounded by
+// timeout, because a batch serves many requesters and none of them may cancel it for the
+// others.
+type coalescer[Request, Answer any] struct {
+	run    func(ctx context.Context, batch []Request, answers []Answer) error
+	limits batchLimits
+	// cost weighs a request against limits.maxCost; nil counts every request as 1.
+	cost func(Request) int
+
+	mu      sync.Mutex
+	waiting []*pendingCall[Request, Answer] // in arrival order
+	running int                             // batch slots in use
+	closed  bool
+	slots   sync.WaitGroup // one per running slot, for close
+}
+
+// batchLimits bound the work of a coalescer.
+type batchLimits struct {
+	// maxRunning is the number of batches that may run at once.
+	maxRunning int
+	// maxCost bounds the total cost of a batch; a batch always takes at least one request,
+	// so a request costlier than maxCost leaves alone.
+	maxCost int
+	// timeout bounds each batch.
+	timeout time.Duration
+}
+
+// pendingCall is one request waiting for its batch; done is closed once answer or err is set.
+type pendingCall[Request, Answer any] struct {
+	request Request
+	answer  Answer
+	err     error
+	done    chan struct{}
+}
+
+// newCoalescer returns a coalescer that carries out batches with run. run must fill
+// answers[i] for batch[i] when it returns nil.
+func newCoalescer[Request, Answer any](limits batchLimits, cost func(Request) int,
+	run func(ctx context.Context, batch []Request, answers []Answer) error) *coalescer[Request, Answer] {
+	limits.maxRunning = max(limits.maxRunning, 1)
+	limits.maxCost = max(limits.maxCost, 1)
+	return &coalescer[Request, Answer]{run: run, limits: limits, cost: cost}
+}
+
+// do carries out request in the next batch and returns its answer once the batch is done.
+// When ctx ends first, do returns ctx's error; a request whose batch already left is then
+// still carried out, as any statement sent to a database may complete after its caller gave
+// up. Returns errClosed after close.
+func (c *coalescer[Request, Answer]) do(ctx context.Context, request Request) (Answer, error) {
+	call := &pendingCall[Request, Answer]{request: request, done: make(chan struct{})}
+	if err := c.submit(call); err != nil {
+		var zero Answer
+		return zero, err
+	}
+	select {
+	case <-call.done:
+		return call.answer, call.err
+	case <-ctx.Done():
+	}
+	if !c.withdraw(call) {
+		// The batch left already: its answer, if it is in, is still the truth.
+		select {
+		case <-call.done:
+			return call.answer, call.err
+		default:
+		}
+	}
+	var zero Answer
+	return zero, ctx.Err()
+}
+
+// submit queues call and, when a batch slot is free, starts a batch at once.
+func (c *coalescer[Request, Answer]) submit(call *pendingCall[Request, Answer]) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return errClosed
+	}
+	c.waiting = append(c.waiting, call)
+	var batch []*pendingCall[Request, Answer]
+	if c.running < c.limits.maxRunning {
+		c.running++
+		c.slots.Add(1)
+		batch = c.takeBatch()
+	}
+	c.mu.Unlock()
+	if batch != nil {
+		go c.runSlot(batch)
+	}
+	return nil
+}
+
+// runSlot carries out batch, then keeps the slot busy with the requests that arrived
+// meanwhile, until none waits.
+func (c *coalescer[Request, Answer]) runSlot(batch []*pendingCall[Request, Answer]) {
+	defer c.slots.Done()
+	for len(batch) > 0 {
+		c.execute(batch)
+		c.mu.Lock()
+		batch = c.takeBatch()
+		if len(batch) == 0 {
+			c.running--
+		}
+		c.mu.Unlock()
+	}
+}
+
+// takeBatch removes the oldest waiting requests, up to the cost limit, and returns them.
+// Taking the oldest first keeps the coalescer fair: no request is overtaken by one that
+// arrived after it, whichever queue either is for. Called with mu held.
+func (c *coalescer[Request, Answer]) takeBatch() []*pendingCall[Request, Answer] {
+	n, total := 0, 0
+	for _, call := range c.waiting {
+		total += c.costOf(call.request)
+		if n > 0 && total > c.limits.maxCost {
+			break
+		}
+		n++
+	}
+	batch := c.waiting[:n:n]
+	// A fresh array for the rest, so that the batch owns the one it was cut from.
+	c.waiting = slices.Clone(c.waiting[n:])
+	return batch
+}
+
+func (c *coalescer[Request, Answer]) costOf(r Request) int {
+	if c.cost == nil {
+		return 1
+	}
+	return c.cost(r)
+}
+
+// withdraw removes call from the waiting requests and reports whether it was still there.
+func (c *coalescer[Request, Answer]) withdraw(call *pendingCall[Request, Answer]) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.waiting, call)
+	if i < 0 {
+		return false
+	}
+	c.waiting = slices.Delete(c.waiting, i, i+1)
+	return true
+}
+
+// execute runs one batch and answers each of its requests.
+func (c *coalescer[Request, Answer]) execute(batch []*pendingCall[Request, Answer]) {
+	requests := make([]Request, len(batch))
+	for i, call := range batch {
+		requests[i] = call.request
+	}
+	answers := make([]Answer, len(batch))
+	ctx, cancel := context.WithTimeout(context.Background(), c.limits.timeout)
+	err := c.run(ctx, requests, answers)
+	cancel()
+	for i, call := range batch {
+		if err != nil {
+			call.err = err
+		} else {
+			call.answer = answers[i]
+		}
+		close(call.done)
+	}
+}
+
+// close refuses new requests and returns once every request already made is answered.
+func (c *coalescer[Request, Answer]) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.slots.Wait()
+}

@@ -1,0 +1,354 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/domain"
+)
+
+// The tests in this file drive the coalesced MessageStore with many concurrent callers, so
+// that its statements carry batches of several requests and of several queues.
+
+func newMessageStore(t *testing.T, options ...postgres.MessageStoreOption) *postgres.MessageStore {
+	store := postgres.NewMessageStore(pool, options...)
+	t.Cleanup(store.Close)
+	return store
+}
+
+func newID() domain.ID { return domain.ID(uuid.Must(uuid.NewV7())) }
+
+func newEnqueue(queueID domain.ID, p domain.Priority, payload string) domain.Enqueue {
+	return domain.Enqueue{
+		QueueID: queueID, MessageID: newID(), Priority: p, Payload: payload,
+		TTL: time.Minute, VisibilityTimeout: time.Minute, MaxDeliveryAttempts: 5,
+	}
+}
+
+// enqueued is an enqueue as its caller saw it.
+type enqueued struct {
+	message      domain.Enqueue
+	sent, stored time.Time
+}
+
+// dequeued is a delivery as its caller saw it.
+type dequeued struct {
+	queueID        domain.ID
+	delivery       domain.Delivery
+	sent, returned time.Time
+}
+
+func TestMessageStore_ConcurrentCallers_KeepOrderAndNeverDuplicate(t *testing.T) {
+	t.Parallel()
+	for _, rounds := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d rounds in flight", rounds), func(t *testing.T) {
+			t.Parallel()
+			testConcurrentCallers(t, newMessageStore(t, postgres.WithRoundsInFlight(rounds)))
+		})
+	}
+}
+
+// testConcurrentCallers has producers and consumers work on three queues at once, then
+// checks every delivery against the order and uniqueness rules.
+func testConcurrentCallers(t *testing.T, store *postgres.MessageStore) {
+	is := is.New(t)
+	queues := []domain.ID{newID(), newID(), newID()}
+	const producers, consumers, perProducer = 8, 8, 100
+	var mu sync.Mutex
+	sent := map[domain.ID]enqueued{}
+	var deliveries []dequeued
+	var producing, consuming sync.WaitGroup
+	for p := range producers {
+		producing.Go(func() {
+			for i := range perProducer {
+				e := newEnqueue(queues[(p+i)%len(queues)], domain.Priorities[(p*7+i)%3], "work")
+				start := time.Now()
+				if err := store.Enqueue(context.Background(), e); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				sent[e.MessageID] = enqueued{e, start, time.Now()}
+				mu.Unlock()
+			}
+		})
+	}
+	done := make(chan struct{})
+	stopConsumers := sync.OnceFunc(func() {
+		close(done)
+		consuming.Wait()
+	})
+	defer stopConsumers() // also when an assertion fails, before the test returns
+	for c := range consumers {
+		consuming.Go(func() {
+			for i := c; ; i++ {
+				d, ok := dequeueAndAcknowledge(t, store, queues[i%len(queues)])
+				if ok {
+					mu.Lock()
+					deliveries = append(deliveries, d)
+					mu.Unlock()
+					continue
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		})
+	}
+	producing.Wait()
+	waitUntil(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(deliveries) >= producers*perProducer })
+	stopConsumers()
+
+	is.Equal(len(sent), producers*perProducer) // every enqueue succeeded
+	seen := map[domain.ID]bool{}
+	for _, d := range deliveries {
+		is.True(!seen[d.delivery.MessageID]) // no message is delivered twice
+		seen[d.delivery.MessageID] = true
+		_, known := sent[d.delivery.MessageID]
+		is.True(known) // and every delivery is of a message enqueued here
+	}
+	is.Equal(len(seen), producers*perProducer) // every message is delivered
+	checkDeliveryOrder(t, sent, deliveries)
+	for _, q := range queues {
+		result, err := store.Dequeue(context.Background(), q)
+		is.NoErr(err)
+		is.True(!result.OK) // every message was acknowledged: the queues are empty
+	}
+}
+
+// dequeueAndAcknowledge dequeues from queueID and acknowledges what it got.
+func dequeueAndAcknowledge(t *testing.T, store *postgres.MessageStore, queueID domain.ID) (dequeued, bool) {
+	start := time.Now()
+	result, err := store.Dequeue(context.Background(), queueID)
+	if err != nil || !result.OK {
+		if err != nil {
+			t.Error(err)
+		}
+		return dequeued{}, false
+	}
+	d := dequeued{queueID, result.Delivery, start, time.Now()}
+	removed, err := store.Acknowledge(context.Background(), queueID, d.delivery.MessageID, d.delivery.ReceiptHandle)
+	if err != nil || !removed {
+		t.Errorf("acknowledge %s: removed %v, %v", d.delivery.MessageID, removed, err)
+	}
+	return d, true
+}
+
+// checkDeliveryOrder fails when a dequeue got a message although a better one was surely
+// available: one of the same queue, stored before that dequeue was sent, ahead in delivery
+// order (higher priority, or the same priority and stored before the other was sent), and
+// delivered only by a dequeue sent after the first one returned.
+func checkDeliveryOrder(t *testing.T, sent map[domain.ID]enqueued, deliveries []dequeued) {
+	t.Helper()
+	for _, a := range deliveries {
+		ma := sent[a.delivery.MessageID]
+		for _, b := range deliveries {
+			mb := sent[b.delivery.MessageID]
+			if a.queueID != b.queueID || !a.returned.Before(b.sent) || !mb.stored.Before(a.sent) {
+				continue
+			}
+			if surelyAhead(mb, ma) {
+				t.Fatalf("dequeue got %s (%v) while %s (%v), ahead of it, was ready",
+					ma.message.MessageID, ma.message.Priority, mb.message.MessageID, mb.message.Priority)
+			}
+		}
+	}
+}
+
+// surelyAhead reports whether x comes before y in delivery order whatever the timing.
+func surelyAhead(x, y enqueued) bool {
+	if x.message.Priority != y.message.Priority {
+		return x.message.Priority < y.message.Priority
+	}
+	return x.stored.Before(y.sent)
+}
+
+func waitUntil(t *testing.T, condition func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !condition() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestMessageStore_ConcurrentDequeues_MoveExhaustedMessagesAndGoOn(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	queueID := newID()
+	for range 3 {
+		e := newEnqueue(queueID, domain.PriorityHigh, "poison")
+		e.MaxDeliveryAttempts, e.VisibilityTimeout = 1, time.Second
+		is.NoErr(store.Enqueue(context.Background(), e))
+	}
+	results := dequeueConcurrently(t, store, queueID, 3)
+	is.Equal(results.delivered, 3) // each poison message is delivered once
+	time.Sleep(time.Second + 150*time.Millisecond)
+	fresh := map[domain.ID]bool{}
+	for range 2 {
+		e := newEnqueue(queueID, domain.PriorityLow, "fine")
+		fresh[e.MessageID] = true
+		is.NoErr(store.Enqueue(context.Background(), e))
+	}
+	results = dequeueConcurrently(t, store, queueID, 6)
+	is.Equal(results.deadLettered, 3) // the exhausted messages are moved, each once
+	is.Equal(results.delivered, 2)    // and the search goes on to the fresh ones
+	for id := range results.ids {
+		is.True(fresh[id]) // only the fresh messages are delivered
+	}
+}
+
+// dequeueResults sums up concurrent dequeues.
+type dequeueResults struct {
+	delivered, deadLettered int
+	ids                     map[domain.ID]bool
+}
+
+func dequeueConcurrently(t *testing.T, store *postgres.MessageStore, queueID domain.ID, n int) dequeueResults {
+	var mu sync.Mutex
+	results := dequeueResults{ids: map[domain.ID]bool{}}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			result, err := store.Dequeue(context.Background(), queueID)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			results.deadLettered += result.DeadLettered
+			if result.OK {
+				results.delivered++
+				results.ids[result.Delivery.MessageID] = true
+			}
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+func TestMessageStore_ConcurrentAcknowledgementsOfOneDelivery_RemoveOnce(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	queueID := newID()
+	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
+	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(err)
+	d := result.Delivery
+	var mu sync.Mutex
+	removals := 0
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			removed, err := store.Acknowledge(context.Background(), queueID, d.MessageID, d.ReceiptHandle)
+			if err != nil {
+				t.Error(err)
+			}
+			if removed {
+				mu.Lock()
+				removals++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	is.Equal(removals, 1) // exactly one acknowledgement removed the message
+}
+
+func TestMessageStore_Closed_RefusesRequests(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := postgres.NewMessageStore(pool)
+	store.Close()
+	err := store.Enqueue(context.Background(), newEnqueue(newID(), domain.PriorityHigh, "late"))
+	is.Equal(domain.ErrorCode(err), domain.CodeUnavailable) // a closed store answers service_unavailable
+}
+
+func TestRound_GivesTheBestMessageToTheEarliestDequeue(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	busy, quiet := newID(), newID()
+	low, high, medium := newEnqueue(busy, domain.PriorityLow, "low"),
+		newEnqueue(busy, domain.PriorityHigh, "high"), newEnqueue(busy, domain.PriorityMedium, "medium")
+	other := newEnqueue(quiet, domain.PriorityLow, "other")
+	_, _, err := postgres.Round(store, context.Background(), []postgres.Operation{
+		postgres.Enqueueing(low), postgres.Enqueueing(high), postgres.Enqueueing(medium), postgres.Enqueueing(other)})
+	is.NoErr(err)
+	dequeued, _, err := postgres.Round(store, context.Background(), []postgres.Operation{
+		postgres.Dequeueing(busy), postgres.Dequeueing(quiet), postgres.Dequeueing(busy),
+		postgres.Dequeueing(busy), postgres.Dequeueing(busy)})
+	is.NoErr(err)
+	is.Equal(dequeued[0].Delivery.MessageID, high.MessageID)   // the earliest dequeue gets the best message
+	is.Equal(dequeued[1].Delivery.MessageID, other.MessageID)  // another queue's dequeue gets its own queue's
+	is.Equal(dequeued[2].Delivery.MessageID, medium.MessageID) // the next dequeue of the busy queue the next best
+	is.Equal(dequeued[3].Delivery.MessageID, low.MessageID)
+	is.True(!dequeued[4].OK) // and a dequeue beyond the queue's messages gets nothing
+}
+
+func TestRound_KeepsEnqueueOrderAndServesDequeuesOfTheSameRound(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	queueID := newID()
+	var batch []postgres.Operation
+	var enqueues []domain.Enqueue
+	for range 3 {
+		e := newEnqueue(queueID, domain.PriorityMedium, "same priority")
+		enqueues = append(enqueues, e)
+		batch = append(batch, postgres.Enqueueing(e), postgres.Dequeueing(queueID))
+	}
+	dequeued, _, err := postgres.Round(store, context.Background(), batch)
+	is.NoErr(err)
+	for i, e := range enqueues {
+		is.Equal(dequeued[2*i+1].Delivery.MessageID, e.MessageID) // messages of one round come in round order, to its own dequeues too
+	}
+}
+
+func TestRound_RepeatedAcknowledgement_RemovesOnce(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	queueID := newID()
+	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
+	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(err)
+	_, removed, err := postgres.Round(store, context.Background(), []postgres.Operation{
+		postgres.Acknowledging(newID(), result.Delivery),
+		postgres.Acknowledging(queueID, result.Delivery),
+		postgres.Acknowledging(queueID, result.Delivery)})
+	is.NoErr(err)
+	is.Equal(removed, []bool{false, true, false}) // the first matching acknowledgement removed it, the others nothing
+}
+
+func TestRound_FailedStatement_FailsTheWholeRound(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t)
+	queueID := newID()
+	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "delivered")))
+	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(err)
+	duplicate := newEnqueue(queueID, domain.PriorityLow, "twice")
+	_, _, err = postgres.Round(store, context.Background(), []postgres.Operation{
+		postgres.Acknowledging(queueID, result.Delivery),
+		postgres.Enqueueing(duplicate), postgres.Enqueueing(duplicate)})
+	is.True(err != nil) // a message ID used twice fails the insert, and so the round
+	removed, err := store.Acknowledge(context.Background(), queueID, result.Delivery.MessageID, result.Delivery.ReceiptHandle)
+	is.NoErr(err)
+	is.True(removed) // the acknowledgement of the failed round was rolled back with it
+}

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"log/slog"
+	"net/url"
+	"regexp"
+)
+
+// LogValue shows the configuration in logs without its secrets: the passwords of the
+// database and Redis URLs are replaced by xxxxx and the API tokens are only counted. The
+// settings of the API appear only in the configuration of `retsu serve`, the only command
+// that has an address, and those of the cleaners only where they run.
+func (c Config) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("store", c.Store),
+		slog.String("database_url", redactURL(c.DatabaseURL)),
+		slog.Bool("migrate", c.Migrate),
+		slog.Int("db_max_conns", c.DBMaxConns),
+		slog.Duration("db_connect_timeout", c.DBConnectTimeout),
+	}
+	if c.Addr != "" {
+		attrs = append(attrs,
+			slog.String("addr", c.Addr),
+			slog.String("redis_url", redactURL(c.RedisURL)),
+			slog.Int("db_rounds_in_flight", c.DBRoundsInFlight),
+			slog.Duration("cache_lifetime", c.CacheLifetime),
+			slog.Duration("read_header_timeout", c.ReadHeaderTimeout),
+			slog.Duration("read_timeout", c.ReadTimeout),
+			slog.Duration("write_timeout", c.WriteTimeout),
+			slog.Duration("idle_timeout", c.IdleTimeout),
+			slog.Int("max_header_bytes", c.MaxHeaderBytes),
+			slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+			slog.Duration("request_timeout", c.RequestTimeout),
+			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
+			slog.Int("api_tokens", len(c.APITokens)),
+			slog.Bool("workers", c.Workers),
+		)
+	}
+	if c.Cleaners.Interval > 0 {
+		attrs = append(attrs,
+			slog.Duration("cleanup_interval", c.Cleaners.Interval),
+			slog.Int("cleanup_batch_size", c.Cleaners.BatchSize),
+			slog.Duration("dead_letter_retention", c.Cleaners.DeadLetterRetention),
+		)
+	}
+	attrs = append(attrs, slog.String("log_level", c.LogLevel.String()), slog.String("log_format", c.LogFormat))
+	return slog.GroupValue(attrs...)
+}
+
+// passwordSetting finds a password in a URL's query ("?password=secret") or in a key/value
+// connection string ("host=db password='s e c r e t'"), both of which pgx accepts.
+var passwordSetting = regexp.MustCompile(`((?:^|[\s?&])(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// redactURL returns a database or Redis URL, or a key/value connection string, with its
+// passwords replaced by xxxxx.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
+		s = u.Redacted()
+	}
+	return passwordSetting.ReplaceAllString(s, "${1}xxxxx")
+}

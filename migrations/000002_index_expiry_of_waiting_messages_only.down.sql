@@ -1,0 +1,2 @@
+DROP INDEX messages_waiting_expiry_idx;
+CREATE INDEX messages_expiry_idx ON messages (queue_id, expires_at);

@@ -1,0 +1,9 @@
+-- The expiry index covered every row version, so each claim (which rewrites its row) added an
+-- entry to it, and with missing or stale statistics the planner took it for the claim's scans,
+-- reading every message of the queue and sorting them. It now holds waiting (never delivered)
+-- messages only, so that a claim no longer writes to it, and it is reserved for the
+-- expired-message cleaner: seq > 0 always holds, but only a statement that states it (the
+-- cleaner's) can use the index, so no plan of the claim can trade messages_waiting_idx for it.
+-- The cleaner finds delivered messages whose lease ended through messages_delivered_idx.
+DROP INDEX messages_expiry_idx;
+CREATE INDEX messages_waiting_expiry_idx ON messages (queue_id, expires_at) WHERE delivery_attempts = 0 AND seq > 0;
