@@ -5,7 +5,11 @@ SERVICES := scripts/services.sh
 # Loads the services' environment for the rest of a recipe line (and fails if `env` fails).
 WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 
-.PHONY: build run test fmt services down clean
+.PHONY: build run test fuzz chaos bench fmt services down clean
+
+# The fuzz targets, each fuzzed for FUZZTIME by `make test`; `make fuzz FUZZTIME=10m` goes on longer.
+FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzEnqueue_AcceptedPayloadRoundTrips
+FUZZTIME ?= 5s
 
 build:
 	go build ./...
@@ -17,6 +21,24 @@ run: services
 test: services
 	$(SERVICES) fresh-test-db
 	$(WITH_ENV) go vet ./... && go test -race -count=1 -parallel 8 -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz
+
+fuzz:
+	for target in $(FUZZ_TARGETS); do \
+		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./adapters/httpapi/ || exit 1; \
+	done
+
+# The chaos scenarios of docs/reliability.md at their long scale, with their figures.
+chaos: services
+	$(WITH_ENV) RETSU_CHAOS_SCALE=long go test -count=1 -run '^TestChaos$$' -v -timeout 90m ./test/
+
+# PostgreSQL's own ceiling, then Retsu on PostgreSQL and on its memory stores under the same
+# load, in one table (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other
+# settings in scripts/bench/run.sh change it.
+bench: services
+	go build -o .run/bin/retsu ./cmd/retsu
+	go build -o .run/bin/retsu-bench ./cmd/retsu-bench
+	scripts/bench/run.sh
 
 fmt:
 	@files=$$(gofmt -l .); if [[ -n $$files ]]; then echo "not gofmt'ed:"; echo "$$files"; exit 1; fi
