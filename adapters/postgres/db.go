@@ -31,6 +31,12 @@ type PoolOptions struct {
 // for an index, and the planner's statistics of a queue table are often far from the truth
 // (the table may grow from empty to millions of rows between two automatic ANALYZEs): a
 // plan cached while the table was small must not scan it sequentially once it is large.
+//
+// They also run with plan_cache_mode force_generic_plan: one plan suits every parameter of
+// these statements, and left to choose, PostgreSQL planned the claim and the
+// acknowledgement anew on up to every execution of a prepared statement, which cost more
+// CPU than running them (pg_stat_statements with track_planning, under make bench: 0.3 ms
+// of planning against 0.2 ms of execution per claim).
 func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, error) {
 	config, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -41,6 +47,7 @@ func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, er
 		config.MaxConns = o.MaxConns
 	}
 	config.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	if o.ConnectTimeout > 0 {
 		config.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	}
