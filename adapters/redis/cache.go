@@ -130,6 +130,8 @@ type QueueCache struct {
 	client atomic.Pointer[rueidis.Client]
 	// stale holds the queues whose entry may be outdated in Redis (see forgetLater).
 	stale staleEntries
+	// decoded remembers the last decoding of each entry read.
+	decoded decodings
 	// background is cancelled by Close, which then waits for the background work.
 	background context.Context
 	stop       context.CancelFunc
@@ -180,7 +182,7 @@ func (c *QueueCache) Queue(ctx context.Context, id domain.ID) (domain.Queue, boo
 	if err != nil {
 		return domain.Queue{}, false, fmt.Errorf("redis: read queue %s: %w", id, err)
 	}
-	q, found := decodeEntry(value, id)
+	q, found := c.decoded.decode(value, id)
 	return q, found, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/retsu/retsu/domain"
@@ -91,4 +92,40 @@ func seconds(n int64) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(n) * time.Second, true
+}
+
+// decodings remember the queue decoded from each entry's value, so that the reads served
+// from process memory, one per enqueue, dequeue and acknowledgement, do not decode the same
+// value again: comparing it with the remembered one costs far less.
+type decodings struct {
+	mu sync.RWMutex
+	m  map[domain.ID]decoding
+}
+
+type decoding struct {
+	value string
+	queue domain.Queue
+	found bool
+}
+
+// maxDecodings bounds the remembered decodings; past it they are forgotten all at once.
+const maxDecodings = 10000
+
+// decode returns decodeEntry(value, id), remembered from the last call for id when value
+// is the same.
+func (d *decodings) decode(value string, id domain.ID) (domain.Queue, bool) {
+	d.mu.RLock()
+	last, ok := d.m[id]
+	d.mu.RUnlock()
+	if ok && last.value == value {
+		return last.queue, last.found
+	}
+	q, found := decodeEntry(value, id)
+	d.mu.Lock()
+	if d.m == nil || len(d.m) >= maxDecodings {
+		d.m = make(map[domain.ID]decoding)
+	}
+	d.m[id] = decoding{value: value, queue: q, found: found}
+	d.mu.Unlock()
+	return q, found
 }
