@@ -97,14 +97,8 @@ func (a *api) routes() *mux.Router {
 		return requestError(codeNotFound, "no route matches this address")
 	})
 
-	r.Handle("/v1/queues", a.methods(map[string]handlerFunc{
-		http.MethodPost: a.createQueue,
-		http.MethodGet:  a.listQueues,
-	}))
-	r.Handle("/v1/queues/{queue_id}", a.methods(map[string]handlerFunc{
-		http.MethodGet:   a.getQueue,
-		http.MethodPatch: a.updateQueue,
-	}))
+	// mux tries the routes in this order, a regular expression each: the three routes of
+	// every message's life come first.
 	r.Handle("/v1/queues/{queue_id}/messages", a.methods(map[string]handlerFunc{
 		http.MethodPost: a.enqueue,
 	}))
@@ -113,6 +107,14 @@ func (a *api) routes() *mux.Router {
 	}))
 	r.Handle("/v1/queues/{queue_id}/messages/{message_id}/acknowledge", a.methods(map[string]handlerFunc{
 		http.MethodPost: a.acknowledge,
+	}))
+	r.Handle("/v1/queues", a.methods(map[string]handlerFunc{
+		http.MethodPost: a.createQueue,
+		http.MethodGet:  a.listQueues,
+	}))
+	r.Handle("/v1/queues/{queue_id}", a.methods(map[string]handlerFunc{
+		http.MethodGet:   a.getQueue,
+		http.MethodPatch: a.updateQueue,
 	}))
 	r.Handle("/healthz", a.methods(map[string]handlerFunc{http.MethodGet: a.healthz}))
 	r.Handle("/readyz", a.methods(map[string]handlerFunc{http.MethodGet: a.readyz}))
