@@ -21,6 +21,9 @@ type loadConfig struct {
 	progress              time.Duration
 	// emptyWait is how long a consumer that found the queue empty waits before it asks again.
 	emptyWait time.Duration
+	// maxBacklog pauses the producers while that many of their messages wait to be
+	// acknowledged, so that the run measures a steady state; 0 means no bound.
+	maxBacklog int64
 	// rate caps the enqueues per second of all producers together; 0 means no cap.
 	rate float64
 	// serverPID, when set, is the server process whose peak memory the result reports.
@@ -42,12 +45,14 @@ func parseLoadConfig(args []string, stderr io.Writer) (loadConfig, error) {
 	fs.DurationVar(&c.progress, "progress", 2*time.Second, "interval of the progress lines on stderr")
 	fs.DurationVar(&c.emptyWait, "empty-wait", 5*time.Millisecond, "pause of a consumer after an empty dequeue")
 	fs.Float64Var(&c.rate, "rate", 0, "enqueues per second of all producers together (0: as fast as they can)")
+	fs.Int64Var(&c.maxBacklog, "max-backlog", 1000, "messages enqueued and not yet acknowledged past which producers pause (0: no bound); "+
+		"without a bound, producers outrun consumers, the queue grows without end and part of the work is never completed")
 	fs.IntVar(&c.serverPID, "server-pid", 0, "process ID of the server, to report its peak memory (Linux)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return loadConfig{}, err
 	}
-	if c.producers < 1 || c.consumers < 1 || c.duration <= 0 || c.progress <= 0 || c.rate < 0 {
-		fmt.Fprintln(stderr, "producers and consumers must be at least 1; duration and progress positive; rate not negative")
+	if c.producers < 1 || c.consumers < 1 || c.duration <= 0 || c.progress <= 0 || c.rate < 0 || c.maxBacklog < 0 {
+		fmt.Fprintln(stderr, "producers and consumers must be at least 1; duration and progress positive; rate and max-backlog not negative")
 		return loadConfig{}, errUsage
 	}
 	return c, nil
@@ -80,8 +85,10 @@ type load struct {
 	measuring atomic.Bool
 	// completed counts every completed lifecycle, for the progress lines.
 	completed atomic.Int64
-	pacer     *pacer
-	stats     stats
+	// backlog counts the messages enqueued and not yet acknowledged, for maxBacklog.
+	backlog atomic.Int64
+	pacer   *pacer
+	stats   stats
 }
 
 // stats are the outcomes recorded during the measurement.
@@ -195,10 +202,16 @@ func (l *load) produce(ctx context.Context, producer int) {
 		if l.pacer != nil && !l.pacer.wait(ctx) {
 			return
 		}
+		for l.cfg.maxBacklog > 0 && l.backlog.Load() >= l.cfg.maxBacklog && !l.stopped.Load() {
+			sleep(ctx, time.Millisecond)
+		}
 		token := "p" + strconv.Itoa(producer) + "-" + strconv.Itoa(i)
 		l.ledger.sending(token)
 		sent := time.Now()
 		err := l.client.enqueue(ctx, l.queue.ID, token+" "+payloadText, priorities[i%len(priorities)])
+		if err == nil {
+			l.backlog.Add(1)
+		}
 		l.observe(opEnqueue, sent, err)
 	}
 }
@@ -225,6 +238,7 @@ func (l *load) consume(ctx context.Context) {
 		case err != nil:
 		case l.ledger.acknowledged(d, time.Now()):
 			l.completed.Add(1)
+			l.backlog.Add(-1)
 			if l.measuring.Load() {
 				l.stats.lifecycles.Add(1)
 			}
