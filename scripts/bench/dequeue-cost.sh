@@ -56,25 +56,28 @@ load() {
 
 # explain_hot_statements prints the plans of a claim of 10, an insert of 10 and an
 # acknowledgement of 10 messages (in-flight ones when there are, with their receipt handles),
-# each rolled back. The arrays are literals, so that the plans show the statements alone.
+# each rolled back. Each statement is prepared and explained as the server's connections run
+# it (adapters/postgres/db.go): with its generic plan, and sequential scans off.
 explain_hot_statements() {
-	local claim insert ack new_ids ack_ids ack_handles
+	local new_ids ack_ids ack_handles
 	new_ids=$(sql -c "SELECT array_agg(gen_random_uuid()) FROM generate_series(1, 10)")
 	ack_ids=$(sql -c "SELECT array_agg(id ORDER BY delivery_attempts DESC, id) FROM
 		(SELECT id, delivery_attempts FROM messages ORDER BY delivery_attempts DESC LIMIT 10) AS m")
 	ack_handles=$(sql -c "SELECT array_agg(coalesce(receipt_handle, gen_random_uuid()) ORDER BY delivery_attempts DESC, id) FROM
 		(SELECT id, delivery_attempts, receipt_handle FROM messages ORDER BY delivery_attempts DESC LIMIT 10) AS m")
-	claim=$(statement claimMessages | sed "s/\$1/'$queue'::uuid/g; s/\$2/10/g")
-	insert=$(statement insertMessages | sed "s/\$1::uuid\[\]/array_fill('$queue'::uuid, ARRAY[10])/;
-		s/\$2::uuid\[\]/'$new_ids'::uuid[]/;
-		s/\$3::smallint\[\]/array_fill(2::smallint, ARRAY[10])/; s/\$4::bytea\[\]/array_fill('payload'::bytea, ARRAY[10])/;
-		s/\$5::integer\[\]/array_fill(3600, ARRAY[10])/; s/\$6::integer\[\]/array_fill(30, ARRAY[10])/;
-		s/\$7::integer\[\]/array_fill(5, ARRAY[10])/")
-	ack=$(statement deleteAcknowledged | sed "s/\$1::uuid\[\]/array_fill('$queue'::uuid, ARRAY[10])/;
-		s/\$2::uuid\[\]/'$ack_ids'::uuid[]/; s/\$3::uuid\[\]/'$ack_handles'::uuid[]/")
-	for s in "$claim" "$insert" "$ack"; do
-		psql -qX "$url" -c "BEGIN" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) $s" -c "ROLLBACK"
-	done
+	explain_prepared claimMessages "'$queue'::uuid, 10"
+	explain_prepared insertMessages "array_fill('$queue'::uuid, ARRAY[10]), '$new_ids'::uuid[],
+		array_fill(2::smallint, ARRAY[10]), array_fill('payload'::bytea, ARRAY[10]),
+		array_fill(3600, ARRAY[10]), array_fill(30, ARRAY[10]), array_fill(5, ARRAY[10])"
+	explain_prepared deleteAcknowledged "array_fill('$queue'::uuid, ARRAY[10]), '$ack_ids'::uuid[], '$ack_handles'::uuid[]"
+}
+
+# explain_prepared NAME ARGUMENTS prepares the statement NAME of queries.go and explains its
+# execution with ARGUMENTS in a rolled-back transaction.
+explain_prepared() {
+	psql -qX -v ON_ERROR_STOP=1 "$url" -c "SET enable_seqscan = off" -c "SET plan_cache_mode = force_generic_plan" \
+		-c "BEGIN" -c "PREPARE hot AS $(statement "$1")" \
+		-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE hot($2)" -c "ROLLBACK"
 }
 
 # measure NAME READY IN_FLIGHT loads a state and drains some of it over HTTP.
