@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/matryer/is"
 
 	"github.com/retsu/retsu/adapters/postgres"
 	"github.com/retsu/retsu/ports"
@@ -61,4 +62,26 @@ func TestMessageStore(t *testing.T) {
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
 		return porttest.MessageHarness{Store: store, Wait: time.Sleep}
 	})
+}
+
+// The settings every statement is written for hold on each connection of the pool, the
+// first and the ones opened later alike.
+func TestOpenPool_ConnectionsRunWithIndexOnlyGenericPlans(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	conns := make([]*pgxpool.Conn, 3)
+	for i := range conns {
+		c, err := pool.Acquire(ctx)
+		is.NoErr(err)
+		defer c.Release()
+		conns[i] = c
+	}
+	for _, c := range conns {
+		var seqscan, planCache string
+		err := c.QueryRow(ctx, "SELECT current_setting('enable_seqscan'), current_setting('plan_cache_mode')").Scan(&seqscan, &planCache)
+		is.NoErr(err)
+		is.Equal(seqscan, "off")
+		is.Equal(planCache, "force_generic_plan")
+	}
 }
