@@ -73,10 +73,20 @@ func (s *MessageStore) Enqueue(ctx context.Context, e domain.Enqueue) error {
 	return err
 }
 
-// Dequeue delivers the queue's best deliverable message.
+// Dequeue delivers the queue's best deliverable message. While its claim moves exhausted
+// messages to dead-letter storage in place of delivering one, it asks again in the next
+// round: each round commits on its own, so that a failure of a later one fails this dequeue
+// alone, never the requests that shared an earlier round.
 func (s *MessageStore) Dequeue(ctx context.Context, queueID domain.ID) (ports.Dequeued, error) {
-	out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: queueID})
-	return out.dequeued, err
+	deadLettered := 0
+	for {
+		out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: queueID})
+		deadLettered += out.dequeued.DeadLettered
+		out.dequeued.DeadLettered = deadLettered
+		if err != nil || !out.searchOn {
+			return out.dequeued, err
+		}
+	}
 }
 
 // Acknowledge removes the message when receiptHandle names its current, unexpired delivery.

@@ -36,7 +36,10 @@ type acknowledgement struct {
 // outcome is the answer to one operation.
 type outcome struct {
 	dequeued ports.Dequeued // of a dequeue
-	removed  bool           // of an acknowledgement
+	// searchOn marks a dequeue left unserved by a claim that moved exhausted messages to
+	// dead-letter storage in place of delivering them: a later round may find it a message.
+	searchOn bool
+	removed  bool // of an acknowledgement
 }
 
 // cost weighs an operation against a round's budget: an enqueue by its payload.
@@ -98,25 +101,15 @@ func newRound(batch []operation) round {
 	return r
 }
 
-// runRound carries out a batch of operations as one round and answers each. When a claim
-// moved exhausted messages to dead-letter storage in place of delivering them, the search
-// goes on for its queue's unserved dequeues in further rounds of claims only.
+// runRound carries out a batch of operations as one round and answers each.
 func (s *MessageStore) runRound(ctx context.Context, batch []operation, outcomes []outcome) error {
 	r := newRound(batch)
 	results := s.pool.SendBatch(ctx, r.statements())
-	searchOn, err := r.read(results, outcomes)
+	err := r.read(results, outcomes)
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
 	}
-	if err != nil {
-		return err
-	}
-	for len(searchOn) > 0 {
-		if searchOn, err = s.claimAgain(ctx, searchOn, outcomes); err != nil {
-			return err
-		}
-	}
-	return nil
+	return err
 }
 
 // statements queues the round's statements: the insert first, so that a dequeue may get a
@@ -135,57 +128,43 @@ func (r *round) statements() *pgx.Batch {
 	return batch
 }
 
-// read reads the results of the round's statements, in their order, into outcomes, and
-// returns the claims whose search must go on.
-func (r *round) read(results pgx.BatchResults, outcomes []outcome) ([]queueClaim, error) {
+// read reads the results of the round's statements, in their order, into outcomes.
+func (r *round) read(results pgx.BatchResults, outcomes []outcome) error {
 	if len(r.enqueues) > 0 {
 		if _, err := results.Exec(); err != nil {
-			return nil, fmt.Errorf("postgres: insert messages: %w", translate(err))
+			return fmt.Errorf("postgres: insert messages: %w", translate(err))
 		}
 	}
-	var searchOn []queueClaim
 	for _, c := range r.claims {
 		got, err := readClaimed(results)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if rest, ok := c.serve(got, outcomes); ok {
-			searchOn = append(searchOn, rest)
-		}
+		c.serve(got, outcomes)
 	}
 	if len(r.acknowledgements) > 0 {
 		deleted, err := readAcknowledged(results)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.markRemoved(deleted, outcomes)
 	}
-	return searchOn, nil
+	return nil
 }
 
 // serve gives the claimed deliveries to the claim's dequeues in arrival order, the best to
 // the earliest, and counts the dead-lettered messages on its first dequeue. When the claim
-// moved messages to dead-letter storage and some dequeues are unserved, it returns them,
-// for the search to go on.
-func (c queueClaim) serve(got claimed, outcomes []outcome) (queueClaim, bool) {
+// moved messages to dead-letter storage, its unserved dequeues are marked to search on.
+func (c queueClaim) serve(got claimed, outcomes []outcome) {
 	outcomes[c.positions[0]].dequeued.DeadLettered += got.deadLettered
 	for i, d := range got.deliveries {
 		outcomes[c.positions[i]].dequeued.Delivery, outcomes[c.positions[i]].dequeued.OK = d, true
 	}
-	unserved := c.positions[len(got.deliveries):]
-	return queueClaim{c.queueID, unserved}, got.deadLettered > 0 && len(unserved) > 0
-}
-
-// claimAgain runs one claim for each of claims, in one round trip and one transaction, and
-// returns the claims whose search must still go on.
-func (s *MessageStore) claimAgain(ctx context.Context, claims []queueClaim, outcomes []outcome) ([]queueClaim, error) {
-	r := round{claims: claims}
-	results := s.pool.SendBatch(ctx, r.statements())
-	searchOn, err := r.read(results, outcomes)
-	if closeErr := results.Close(); err == nil && closeErr != nil {
-		err = fmt.Errorf("postgres: claim messages: %w", translate(closeErr))
+	if got.deadLettered > 0 {
+		for _, position := range c.positions[len(got.deliveries):] {
+			outcomes[position].searchOn = true
+		}
 	}
-	return searchOn, err
 }
 
 // markRemoved marks the acknowledgements that removed their message. When the same
