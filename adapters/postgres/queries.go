@@ -57,6 +57,12 @@ ORDER BY m.ord`
 // change under it. The first row always exists and carries how many were moved
 // (dead_lettered), so that the caller can go on searching; its message columns are NULL
 // when none was delivered.
+//
+// Each scan locks up to $2 rows and candidates keeps $2 of both: the rows left out stay
+// locked until the round commits, and a concurrent claim on the same queue (another
+// instance, or more rounds in flight) skips them as it skips every locked row, so that it
+// may take a later message, or none, in that moment. Nothing is lost or delivered twice;
+// the next dequeue finds them.
 const claimMessages = `
 WITH waiting AS MATERIALIZED (
     SELECT ctid, priority, seq, delivery_attempts, max_delivery_attempts
@@ -113,7 +119,8 @@ RETURNING m.queue_id, m.id, m.receipt_handle`
 // deleteExpired deletes up to $2 removable messages of queue $1: expired, and either never
 // delivered or past the visibility timeout of their last delivery. Waiting messages come
 // from messages_waiting_expiry_idx over the expired range only (seq > 0, always true, is the
-// part of that index's predicate that reserves it for this statement); delivered ones from
+// part of that index's predicate that reserves it for this statement and selectStats, away
+// from the claim); delivered ones from
 // messages_delivered_idx over the ended leases only. The victims are chosen once, in a
 // materialized CTE: as an IN (subquery) the planner may run the subquery again and delete
 // more than the limit.
