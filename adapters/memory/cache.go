@@ -11,9 +11,9 @@ import (
 
 var _ ports.QueueCache = (*QueueCache)(nil)
 
-// QueueCache caches queue details in the memory of one process. With a lifetime, entries
-// are dropped that long after they were written, which bounds how long this process can
-// serve settings that another process has since changed.
+// QueueCache caches queue details in the memory of one process. With a lifetime, an entry
+// is ignored that long after it was written, which bounds how long this process can serve
+// settings that another process has since changed.
 type QueueCache struct {
 	clock    ports.Clock
 	lifetime time.Duration
@@ -37,18 +37,22 @@ func (c *QueueCache) Queue(_ context.Context, id domain.ID) (domain.Queue, bool,
 	c.mu.RLock()
 	e, ok := c.entries[id]
 	c.mu.RUnlock()
-	if !ok || c.lifetime > 0 && c.clock.Now().Sub(e.writtenAt) >= c.lifetime {
+	if !ok || !c.alive(e) {
 		return domain.Queue{}, false, nil
 	}
 	return e.queue, true, nil
 }
 
-// Fill caches q unless a live entry for it exists.
-func (c *QueueCache) Fill(ctx context.Context, q domain.Queue) error {
-	if _, found, _ := c.Queue(ctx, q.ID); found {
+// Fill caches q unless a live entry for it exists. It looks and writes under one lock, so
+// that a Store between the two cannot be overwritten with the older details of q.
+func (c *QueueCache) Fill(_ context.Context, q domain.Queue) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[q.ID]; ok && c.alive(e) {
 		return nil
 	}
-	return c.Store(ctx, q)
+	c.entries[q.ID] = cacheEntry{queue: q, writtenAt: c.clock.Now()}
+	return nil
 }
 
 // Store caches q, replacing any entry.
@@ -57,4 +61,9 @@ func (c *QueueCache) Store(_ context.Context, q domain.Queue) error {
 	defer c.mu.Unlock()
 	c.entries[q.ID] = cacheEntry{queue: q, writtenAt: c.clock.Now()}
 	return nil
+}
+
+// alive reports whether e is within its lifetime.
+func (c *QueueCache) alive(e cacheEntry) bool {
+	return c.lifetime == 0 || c.clock.Now().Sub(e.writtenAt) < c.lifetime
 }

@@ -1,6 +1,7 @@
 package porttest
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +82,31 @@ func TestQueueCache(t *testing.T, newCache func(t *testing.T) ports.QueueCache) 
 		got, _, err := c.Queue(ctx, updated.ID)
 		is.NoErr(err)
 		is.Equal(got.MaxDeliveryAttempts, 9) // a fill from an older read loses to the stored update
+	})
+
+	// Whichever of a Fill with older details and a Store runs first, the Store's details
+	// must stay: a Fill that looks for an entry and then writes apart lets a Store slip in
+	// between and overwrites it.
+	t.Run("Fill_ConcurrentWithStore_NeverOverwritesIt", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		c := newCache(t)
+		for range 200 {
+			updated := queue()
+			updated.MaxDeliveryAttempts = 9
+			stale := updated
+			stale.MaxDeliveryAttempts = 5
+			var wg sync.WaitGroup
+			var fillErr, storeErr error
+			wg.Go(func() { fillErr = c.Fill(ctx, stale) })
+			wg.Go(func() { storeErr = c.Store(ctx, updated) })
+			wg.Wait()
+			is.NoErr(fillErr)
+			is.NoErr(storeErr)
+			got, found, err := c.Queue(ctx, updated.ID)
+			is.NoErr(err)
+			is.True(found)
+			is.Equal(got.MaxDeliveryAttempts, 9) // the stored update survives the concurrent fill
+		}
 	})
 }
