@@ -44,8 +44,8 @@ type Options struct {
 	// KeyPrefix starts every key; the queue ID follows it. The default is "retsu:queue:".
 	KeyPrefix string
 	// EntryTTL is how long an entry lives in Redis after it was written. It bounds how long
-	// a stale entry can survive when writing an update to Redis failed. The default is ten
-	// minutes.
+	// a stale entry can survive when writing an update to Redis failed. The default is one
+	// minute (DefaultEntryTTL).
 	EntryTTL time.Duration
 	// LocalTTL is how long an instance may serve an entry from its memory. Invalidation by
 	// Redis normally drops the entry much sooner. The default is one minute.

@@ -45,7 +45,11 @@ func Open(ctx context.Context, url string, o Options, log *slog.Logger) (*QueueC
 // Close stops the background work (connecting, deleting stale entries) and closes the
 // connection, if any.
 func (c *QueueCache) Close() {
+	// Under stale.mu, so that a forgetLater of a Store still running either starts its
+	// worker before the Wait below or sees the cache closed.
+	c.stale.mu.Lock()
 	c.stop()
+	c.stale.mu.Unlock()
 	c.workers.Wait()
 	if client, err := c.redis(); err == nil {
 		client.Close()

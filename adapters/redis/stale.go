@@ -24,6 +24,9 @@ type staleEntries struct {
 func (c *QueueCache) forgetLater(id domain.ID) {
 	c.stale.mu.Lock()
 	defer c.stale.mu.Unlock()
+	if c.background.Err() != nil {
+		return // closed: no background work may start (see Close)
+	}
 	c.stale.ids[id] = struct{}{}
 	if !c.stale.deleting {
 		c.stale.deleting = true
