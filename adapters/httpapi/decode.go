@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -25,18 +26,20 @@ func readJSONBody(r *http.Request) ([]byte, error) {
 	return readBody(r)
 }
 
+// errBodyTooLarge answers a body over MaxBodyBytes.
+var errBodyTooLarge = requestError(codePayloadTooLarge, "the request body is larger than 1 MiB")
+
 // readBody reads at most MaxBodyBytes of the body. Returns payload_too_large or invalid_json.
 func readBody(r *http.Request) ([]byte, error) {
-	tooLarge := requestError(codePayloadTooLarge, "the request body is larger than 1 MiB")
 	if r.ContentLength > MaxBodyBytes {
-		return nil, tooLarge
+		return nil, errBodyTooLarge
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		return nil, requestError(codeInvalidJSON, "the request body could not be read")
 	}
 	if len(body) > MaxBodyBytes {
-		return nil, tooLarge
+		return nil, errBodyTooLarge
 	}
 	return body, nil
 }
@@ -80,7 +83,7 @@ func parseObject(body []byte, allowed ...string) (object, error) {
 		if _, dup := obj[name]; dup {
 			return nil, errInvalidJSON(fmt.Sprintf("the field %s appears more than once", quoteField(name)))
 		}
-		if !isAllowed(name, allowed) {
+		if !slices.Contains(allowed, name) {
 			return nil, errInvalidJSON(fmt.Sprintf("the field %s is not accepted here", quoteField(name)))
 		}
 		obj[name] = value
@@ -92,15 +95,6 @@ func parseObject(body []byte, allowed ...string) (object, error) {
 		return nil, errInvalidJSON("the request body must hold a single JSON object")
 	}
 	return obj, nil
-}
-
-func isAllowed(name string, allowed []string) bool {
-	for _, a := range allowed {
-		if name == a {
-			return true
-		}
-	}
-	return false
 }
 
 // quoteField quotes a member name for an error detail, shortened so that a huge name does
@@ -184,6 +178,9 @@ func parseWholeNumber(number string) int64 {
 // hasLoneSurrogate reports whether a raw JSON string escapes half of a UTF-16 surrogate
 // pair without the other half.
 func hasLoneSurrogate(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return false // no escape at all, the common case: spare the copy below
+	}
 	s := string(raw)
 	for i := 0; i+1 < len(s); i++ {
 		if s[i] != '\\' {

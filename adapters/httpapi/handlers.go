@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -326,7 +327,7 @@ var listQueryParameters = []string{"name", "after", "limit"}
 // parseListQuery reads name, after and limit, each at most once. Returns invalid_query.
 func parseListQuery(query url.Values) (ports.ListQueuesParams, error) {
 	for key, values := range query {
-		if !isAllowed(key, listQueryParameters) || len(values) != 1 {
+		if !slices.Contains(listQueryParameters, key) || len(values) != 1 {
 			return ports.ListQueuesParams{}, requestError(domain.CodeInvalidQuery,
 				fmt.Sprintf("the query accepts name, after and limit, each at most once; %s is not accepted", quoteField(key)))
 		}

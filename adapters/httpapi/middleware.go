@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/retsu/retsu/domain"
@@ -52,23 +53,10 @@ func authenticate(tokens []string, next http.Handler, fail func(http.ResponseWri
 func bearerToken(r *http.Request) string {
 	const scheme = "bearer "
 	header := r.Header.Get("Authorization")
-	if len(header) <= len(scheme) || !equalFoldASCII(header[:len(scheme)], scheme) {
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) {
 		return ""
 	}
 	return header[len(scheme):]
-}
-
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i]|0x20, b[i]|0x20
-		if ca != cb {
-			return false
-		}
-	}
-	return true
 }
 
 // limitConcurrency answers 503 with Retry-After, without doing the work, to requests that

@@ -84,7 +84,8 @@ func TestStats_EmptyQueue_IsAllZeros(t *testing.T) {
 
 	s := c.stats(strings.ToUpper(queueID))
 
-	is.Equal(s.QueueID, queueID) // the canonical, lowercase ID, whatever the case asked
+	is.Equal(s.QueueID, queueID)   // the canonical, lowercase ID, whatever the case asked
+	is.Equal(len(s.Priorities), 3) // every priority, counted or not
 	for _, p := range s.Priorities {
 		is.Equal(p.Ready+p.InFlight+p.DeadLettered+p.OldestReadyAgeSeconds, int64(0)) // nothing to count
 	}
