@@ -88,7 +88,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.fs.Usage = usage(b.fs, "retsu serve [flags]",
 			"Serves the HTTP API; applies the schema migrations first unless --migrate=false.")
 		b.string(&c.Addr, "addr", "RETSU_ADDR", "127.0.0.1:2424", "address to listen on")
-		b.string(&c.Store, "store", "RETSU_STORE", StorePostgres, "stores: postgres, or memory (not durable)")
+		b.choice(&c.Store, "store", "RETSU_STORE", StorePostgres, []string{StorePostgres, StoreMemory}, "stores: postgres, or memory (not durable)")
 		b.databaseURL(c)
 		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
@@ -113,8 +113,6 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		return Config{}, err
 	case len(c.args) > 0:
 		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
-	case c.Store != StorePostgres && c.Store != StoreMemory:
-		return Config{}, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("must be %s or %s, not %q", StorePostgres, StoreMemory, c.Store)}
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
 	}
@@ -351,10 +349,8 @@ func (b *binder) duration(p *time.Duration, name, env string, def time.Duration,
 
 func (b *binder) choice(p *string, name, env, def string, choices []string, usage string) {
 	bind(b, p, name, env, def, usage, func(s string) (string, error) {
-		for _, c := range choices {
-			if s == c {
-				return s, nil
-			}
+		if slices.Contains(choices, s) {
+			return s, nil
 		}
 		return "", fmt.Errorf("must be one of %s, not %q", strings.Join(choices, ", "), s)
 	})
