@@ -67,8 +67,6 @@ func (s *countingStore) DeleteExpired(ctx context.Context, queueID domain.ID, li
 	return n, err
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func (c *cleanerSetup) queue(t *testing.T, name string, settings domain.SettingsUpdate) domain.Queue {
 	t.Helper()
 	q, err := c.service.CreateQueue(context.Background(), domain.NewQueue{Name: name, SettingsUpdate: settings})
@@ -126,7 +124,7 @@ func TestCleaners_ExpiredInFlightMessage_StaysUntilItsVisibilityTimeoutEnds(t *t
 	is := is.New(t)
 	c := setupCleaners(t, defaultCleanerSettings)
 	ctx := context.Background()
-	q := c.queue(t, "leases", domain.SettingsUpdate{VisibilityTimeout: ptr(10 * time.Second)})
+	q := c.queue(t, "leases", domain.SettingsUpdate{VisibilityTimeout: new(10 * time.Second)})
 	c.enqueue(t, q, time.Second)
 	c.enqueue(t, q, time.Second)
 	acknowledged, _, err := c.service.Dequeue(ctx, q.ID)
@@ -149,7 +147,7 @@ func TestCleaners_DeadLetters_RemovedAfterRetention(t *testing.T) {
 	is := is.New(t)
 	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: 3 * time.Second})
 	ctx := context.Background()
-	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: ptr(time.Second), MaxDeliveryAttempts: ptr(1)})
+	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
 	deadLetter := func() {
 		c.enqueue(t, q, time.Hour)
 		_, _, err := c.service.Dequeue(ctx, q.ID)

@@ -66,7 +66,7 @@ func TestServiceMetrics_CountEveryStepOfTheLifecycle(t *testing.T) {
 	ctx := context.Background()
 	m := setupMonitored(t, memoryCache(0), nil)
 	q, err := m.service.CreateQueue(ctx, domain.NewQueue{Name: "orders", SettingsUpdate: domain.SettingsUpdate{
-		VisibilityTimeout: ptr(30 * time.Second), MaxDeliveryAttempts: ptr(2),
+		VisibilityTimeout: new(30 * time.Second), MaxDeliveryAttempts: new(2),
 	}})
 	is.NoErr(err)
 	for _, p := range domain.Priorities {
@@ -247,7 +247,7 @@ func TestCleanerMetrics_CountPassesAndRowsRemoved(t *testing.T) {
 	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 2, DeadLetterRetention: time.Second})
 	metrics := prometheus.New()
 	c.cleaners.WithMetrics(metrics)
-	q := c.queue(t, "orders", domain.SettingsUpdate{VisibilityTimeout: ptr(time.Second), MaxDeliveryAttempts: ptr(1)})
+	q := c.queue(t, "orders", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
 	c.enqueue(t, q, time.Hour)
 	for range 5 {
 		c.enqueue(t, q, time.Second)

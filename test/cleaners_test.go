@@ -148,7 +148,7 @@ func TestCleaners_ExpiredInFlightMessage_StaysUntilItsVisibilityTimeoutEnds(t *t
 	is := is.New(t)
 	r := newCleanerRig(t)
 	ctx := t.Context()
-	q := r.queue(t, domain.SettingsUpdate{VisibilityTimeout: ptr(3 * time.Second)})
+	q := r.queue(t, domain.SettingsUpdate{VisibilityTimeout: new(3 * time.Second)})
 	r.enqueue(t, q, time.Second)
 	r.enqueue(t, q, time.Second)
 	acknowledged, _, err := r.service.Dequeue(ctx, q.ID)
@@ -176,7 +176,7 @@ func TestCleaners_DeadLettersOlderThanRetention_AreRemoved(t *testing.T) {
 	is := is.New(t)
 	r := newCleanerRig(t)
 	ctx := t.Context()
-	q := r.queue(t, domain.SettingsUpdate{VisibilityTimeout: ptr(time.Second), MaxDeliveryAttempts: ptr(1)})
+	q := r.queue(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
 	deadLetter := func() {
 		r.enqueue(t, q, time.Hour)
 		_, _, err := r.service.Dequeue(ctx, q.ID)
@@ -262,5 +262,3 @@ func TestWork_RunsTheCleanersAlone(t *testing.T) {
 	is.NoErr(cmd.Wait())                                        // it stops cleanly on a signal
 	is.True(strings.Contains(out.String(), "cleaners stopped")) // after saying so
 }
-
-func ptr[T any](v T) *T { return &v }

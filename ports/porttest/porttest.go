@@ -20,8 +20,6 @@ func uniqueName(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // settings are short enough for tests to wait out: a one-second visibility timeout and a
 // one-minute lifetime.
 var testSettings = domain.Settings{

@@ -87,7 +87,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		s := newStore(t)
 		q := create(t, s, uniqueName("update"))
 		got, err := s.UpdateQueue(ctx, q.ID, domain.SettingsUpdate{
-			VisibilityTimeout: ptr(60 * time.Second), MaxDeliveryAttempts: ptr(10),
+			VisibilityTimeout: new(60 * time.Second), MaxDeliveryAttempts: new(10),
 		})
 		is.NoErr(err)
 		want := q
@@ -101,7 +101,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 	t.Run("UpdateQueue_Unknown_ReturnsNotFound", func(t *testing.T) {
 		t.Parallel()
 		is := is.New(t)
-		_, err := newStore(t).UpdateQueue(ctx, newID(), domain.SettingsUpdate{MaxDeliveryAttempts: ptr(3)})
+		_, err := newStore(t).UpdateQueue(ctx, newID(), domain.SettingsUpdate{MaxDeliveryAttempts: new(3)})
 		is.True(errors.Is(err, domain.ErrQueueNotFound)) // an unknown ID is not found
 	})
 
