@@ -18,7 +18,7 @@ type Metrics interface {
 	// (a stale, late, repeated or unknown receipt handle).
 	Acknowledged(removed bool)
 	// QueueCacheLookup counts a read of queue details from the QueueCache: a hit, or a
-	// miss that the QueueStore answered.
+	// miss (no entry, or the cache failed), after which the QueueStore is asked.
 	QueueCacheLookup(hit bool)
 	// QueueCacheFailed counts a QueueCache call that failed, whatever its kind.
 	QueueCacheFailed()

@@ -56,7 +56,7 @@ func New() *Metrics {
 		expiredRemoved:          counter("expired_messages_removed_total", "Expired messages deleted by the expired-message cleaner."),
 		deadLettersRemoved:      counter("dead_letters_removed_total", "Dead letters older than the retention deleted by the dead-letter cleaner."),
 		cacheHits:               counter("queue_cache_hits_total", "Reads of queue details answered by the queue-details cache."),
-		cacheMisses:             counter("queue_cache_misses_total", "Reads of queue details that the cache did not answer (missing entry or cache failure) and PostgreSQL did."),
+		cacheMisses:             counter("queue_cache_misses_total", "Reads of queue details that the cache did not answer (missing entry or cache failure)."),
 		cacheFailures:           counter("queue_cache_failures_total", "Calls to the queue-details cache (read, fill, store) that failed, such as while Redis is down."),
 		cleanerPasses: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: namespace, Name: "cleaner_passes_total",
