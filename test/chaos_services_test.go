@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -25,15 +26,20 @@ import (
 // PostgreSQL cluster, Redis servers and Retsu processes of their own, which this file starts
 // and stops, always by process ID.
 
-// freePort returns a loopback port that nothing listened on a moment ago.
+// freePort returns a loopback port that nothing listened on a moment ago. It is below
+// Linux's ephemeral range (32768 and up): a dial to a closed port in that range can be given
+// that very port as its local port and connect to itself, and the scenarios stop services
+// while Retsu dials them again and again.
 func freePort(t *testing.T) int {
 	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for port := 20000 + rand.IntN(10000); ; port++ {
+		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		listener.Close()
+		return port
 	}
-	defer listener.Close()
-	return listener.Addr().(*net.TCPAddr).Port
 }
 
 // pgCluster is a PostgreSQL cluster in a temporary directory, owned by the OS user that

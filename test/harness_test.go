@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -177,18 +176,10 @@ func (s *server) shutdown() error {
 }
 
 // closedAddress returns a loopback address where nothing listens, for a service that is
-// down. Its port is below Linux's ephemeral range (32768 and up): a dial to a closed port
-// in that range can be given that very port as its local port and connect to itself.
+// down (see freePort for why its port is below the ephemeral range).
 func closedAddress(t *testing.T) string {
 	t.Helper()
-	for port := 20000 + rand.IntN(10000); ; port++ {
-		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		defer listener.Close()
-		return listener.Addr().String()
-	}
+	return fmt.Sprintf("127.0.0.1:%d", freePort(t))
 }
 
 // syncBuffer collects a process's output for the test's log.
