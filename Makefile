@@ -5,6 +5,7 @@ SERVICES := scripts/services.sh
 # Loads the services' environment for the rest of a recipe line (and fails if `env` fails).
 WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 
+# Builds retsu and retsu-bench into .run/bin, where run, bench and scripts/bench use them.
 .PHONY: build run test fuzz chaos bench fmt services down clean
 
 # The fuzz targets, each fuzzed for FUZZTIME by `make test`; `make fuzz FUZZTIME=10m` goes on longer.
@@ -12,10 +13,9 @@ FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzEnqueue_Acc
 FUZZTIME ?= 5s
 
 build:
-	go build ./...
+	go build -o .run/bin/ ./cmd/retsu ./cmd/retsu-bench
 
-run: services
-	go build -o .run/bin/retsu ./cmd/retsu
+run: services build
 	$(WITH_ENV) exec .run/bin/retsu serve
 
 test: services
@@ -35,9 +35,7 @@ chaos: services
 # PostgreSQL's own ceiling, then Retsu on PostgreSQL and on its memory stores under the same
 # load, in one table (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other
 # settings in scripts/bench/run.sh change it.
-bench: services
-	go build -o .run/bin/retsu ./cmd/retsu
-	go build -o .run/bin/retsu-bench ./cmd/retsu-bench
+bench: services build
 	scripts/bench/run.sh
 
 fmt:

@@ -169,15 +169,21 @@ pg_up() {
 	create_databases "$bin"
 }
 
+# admin_psql BIN ARGS... runs BIN/psql as the postgres superuser, stopping at the first error.
+admin_psql() {
+	local bin=$1
+	shift
+	PGOPTIONS='-c client_min_messages=warning' "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres "$@"
+}
+
 create_databases() {
-	local psql=(env PGOPTIONS='-c client_min_messages=warning' "$1/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres)
-	"${psql[@]}" -d postgres >/dev/null <<'EOF'
+	admin_psql "$1" -d postgres >/dev/null <<'EOF'
 SELECT 'CREATE ROLE retsu LOGIN SUPERUSER' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'retsu') \gexec
 SELECT format('CREATE DATABASE %I OWNER retsu', name) FROM unnest(ARRAY['retsu', 'retsu_test']) AS name
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = name) \gexec
 EOF
 	for db in retsu retsu_test; do
-		"${psql[@]}" -d "$db" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+		admin_psql "$1" -d "$db" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
 	done
 }
 
@@ -187,8 +193,7 @@ fresh_test_db() {
 	local bin
 	bin=$(pg_bin) || die "PostgreSQL is not installed; run $0 up"
 	pg_ready || die "PostgreSQL is not running; run $0 up"
-	env PGOPTIONS='-c client_min_messages=warning' "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U postgres \
-		-d postgres -c 'DROP DATABASE IF EXISTS retsu_test WITH (FORCE)' >/dev/null
+	admin_psql "$bin" -d postgres -c 'DROP DATABASE IF EXISTS retsu_test WITH (FORCE)' >/dev/null
 	create_databases "$bin"
 }
 
@@ -256,10 +261,8 @@ print_env() {
 	print_export RETSU_REDIS_URL "redis://127.0.0.1:$redis_port/0"
 	print_export RETSU_TEST_DATABASE_URL "postgres://retsu@127.0.0.1:$pg_port/retsu_test?sslmode=disable"
 	print_export RETSU_TEST_REDIS_URL "redis://127.0.0.1:$redis_port/1"
-	print_export RETSU_TEST_PG_DATA "$(pg_home)/data"
 	print_export RETSU_TEST_PG_CTL "$bin/pg_ctl"
 	print_export RETSU_TEST_PG_USER "$(pg_user)"
-	print_export RETSU_TEST_REDIS_PORT "$redis_port"
 }
 
 case ${1:-} in

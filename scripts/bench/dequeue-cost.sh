@@ -7,18 +7,19 @@
 # Each state is loaded with plain SQL into an otherwise empty messages table of its own
 # database (BENCH_COST_DB, default retsu_bench_cost, recreated), then VACUUM ANALYZEd, as
 # autovacuum would leave a table that has been in use. Expects the services of
-# scripts/services.sh and .run/bin/retsu and .run/bin/retsu-bench (`make bench` builds them).
+# scripts/services.sh and .run/bin/retsu and .run/bin/retsu-bench (`make build` builds them).
 # Settings: BENCH_PG_ADDR (127.0.0.1:24250), BENCH_COST_DELIVERIES (500 per state),
 # BENCH_COST_EXPLAIN (1: print the plans).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval "$(scripts/services.sh env)"
+source scripts/bench/lib.sh
 
 addr=${BENCH_PG_ADDR:-127.0.0.1:24250}
 db=${BENCH_COST_DB:-retsu_bench_cost}
 deliveries=${BENCH_COST_DELIVERIES:-500}
 explain=${BENCH_COST_EXPLAIN:-1}
-url="${RETSU_DATABASE_URL%/*}/$db?sslmode=disable"
+url=$(database_url "$db")
 queue=019c9a65-7d3a-7c6b-8a9d-123456789abc
 out=.run/bench
 mkdir -p "$out"
@@ -90,8 +91,7 @@ measure() {
 
 p50() { sed -n 's/^dequeue *p50 *\([0-9.]*\) ms.*/\1/p' "$out/cost-$1.txt"; }
 
-psql -qX -v ON_ERROR_STOP=1 "${RETSU_DATABASE_URL%/*}/postgres?sslmode=disable" \
-	-c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" 2>&1 | grep -v NOTICE >&2 || true
+recreate_database "$db"
 .run/bin/retsu migrate up --database-url "$url"
 sql -c "INSERT INTO queues (id, name, visibility_timeout_seconds, max_delivery_attempts, default_message_ttl_seconds)
 	VALUES ('$queue', 'dequeue-cost', 30, 5, 604800)"
@@ -99,7 +99,7 @@ sql -c "INSERT INTO queues (id, name, visibility_timeout_seconds, max_delivery_a
 .run/bin/retsu serve --addr "$addr" --database-url "$url" --migrate=false --workers=false --log-level warn 2>"$out/dequeue-cost.log" &
 server=$!
 trap 'kill -TERM $server; wait $server || true' EXIT
-until (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; do sleep 0.2; done
+wait_for_listener "$addr"
 
 measure small 1000 0
 measure large 1000000 0

@@ -9,27 +9,27 @@
 #   DURATION  Go duration of the measurement (default 10m)
 # Uses BENCH_DB (retsu_bench, recreated), BENCH_PG_ADDR (127.0.0.1:24250), BENCH_REDIS_DB (2),
 # BENCH_PRODUCERS and BENCH_CONSUMERS (16), like scripts/bench/run.sh, and the binaries that
-# `make bench` builds. Results stay in .run/bench/drift.*.
+# `make build` puts in .run/bin. Results stay in .run/bench/drift.*.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval "$(scripts/services.sh env)"
+source scripts/bench/lib.sh
 
 rate=${1:?usage: scripts/bench/drift.sh RATE [DURATION]}
 duration=${2:-10m}
 addr=${BENCH_PG_ADDR:-127.0.0.1:24250}
 db=${BENCH_DB:-retsu_bench}
-url="${RETSU_DATABASE_URL%/*}/$db?sslmode=disable"
+url=$(database_url "$db")
 redis_url=${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-2}
 out=.run/bench
 mkdir -p "$out"
 
-psql -qX -v ON_ERROR_STOP=1 "${RETSU_DATABASE_URL%/*}/postgres?sslmode=disable" \
-	-c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" 2>&1 | grep -v NOTICE >&2 || true
+recreate_database "$db"
 .run/bin/retsu serve --addr "$addr" --database-url "$url" --redis-url "$redis_url" --log-level warn 2>"$out/drift.log" &
 server=$!
 sampler=
 trap 'kill -TERM $server ${sampler:-}; wait $server || true' EXIT
-until (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; do sleep 0.2; done
+wait_for_listener "$addr"
 
 # Every minute: the table's size with its indexes, its live and dead tuples, and autovacuum's count.
 (

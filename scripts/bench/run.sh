@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval "$(scripts/services.sh env)"
+source scripts/bench/lib.sh
 
 seconds=${BENCH_SECONDS:-20}
 warmup=${BENCH_WARMUP:-3}
@@ -29,40 +30,33 @@ redis_db=${BENCH_REDIS_DB:-2}
 out=.run/bench
 mkdir -p "$out"
 
-# database_url NAME prints the URL of database NAME on the services' PostgreSQL.
-database_url() { echo "${RETSU_DATABASE_URL%/*}/$1?sslmode=disable"; }
-admin_url=$(database_url postgres)
 bench_url=$(database_url "$bench_db")
 redis_url=${RETSU_REDIS_URL%/*}/$redis_db
 
 log() { echo "bench: $*" >&2; }
-
-recreate_database() {
-	psql -qX -v ON_ERROR_STOP=1 "$admin_url" -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1" 2>&1 |
-		grep -v NOTICE >&2 || true
-}
-
-# wait_for_listener HOST:PORT waits until something accepts connections there.
-wait_for_listener() {
-	local deadline=$((SECONDS + 60))
-	until (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; do
-		((SECONDS < deadline)) || { log "nothing listens on $1"; return 1; }
-		sleep 0.2
-	done
-}
 
 # run_retsu NAME ADDR SERVE_FLAGS... serves Retsu on ADDR, loads it and writes $out/NAME.json.
 run_retsu() {
 	local name=$1 addr=$2
 	shift 2
 	.run/bin/retsu serve --addr "$addr" --log-level warn "$@" 2>"$out/$name.log" &
-	local pid=$!
+	server=$!
 	wait_for_listener "$addr"
 	.run/bin/retsu-bench run -url "http://$addr" -name "$name" -producers "$producers" -consumers "$consumers" \
-		-warmup "${warmup}s" -duration "${seconds}s" -server-pid "$pid" -out "$out/$name.json" >"$out/$name.txt"
-	kill -TERM "$pid"
-	wait "$pid" || true
+		-warmup "${warmup}s" -duration "${seconds}s" -server-pid "$server" -out "$out/$name.json" >"$out/$name.txt"
+	stop_server
 }
+
+# stop_server stops the Retsu that run_retsu started, if it runs; also when the script fails.
+server=
+stop_server() {
+	if [[ -n $server ]]; then
+		kill -TERM "$server" 2>/dev/null || true
+		wait "$server" || true
+		server=
+	fi
+}
+trap stop_server EXIT
 
 log "ceiling: three pgbench runs of ${ceiling_seconds}s on an empty database ($ceiling_db)"
 recreate_database "$ceiling_db"
