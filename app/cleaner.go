@@ -13,8 +13,8 @@ import (
 // Cleaners run the two cleanup workers: the expired-message cleaner, which deletes expired
 // messages that no delivery is using, and the dead-letter cleaner, which deletes dead
 // letters older than the retention. Several processes may run them at once: the stores
-// pick each batch with SKIP LOCKED, so no row is deleted twice and no process waits on
-// another.
+// delete each row once however many cleaners pick it (the PostgreSQL store picks each batch
+// with SKIP LOCKED, so that no cleaner waits on another).
 type Cleaners struct {
 	queues   ports.QueueStore
 	messages ports.MessageStore
@@ -35,16 +35,12 @@ type CleanerSettings struct {
 	DeadLetterRetention time.Duration
 }
 
-// NewCleaners returns cleaners over the given stores. clock times the passes for the logs.
-func NewCleaners(queues ports.QueueStore, messages ports.MessageStore, clock ports.Clock, log *slog.Logger, s CleanerSettings) *Cleaners {
-	return &Cleaners{queues: queues, messages: messages, clock: clock, log: log, metrics: ports.NopMetrics{}, settings: s}
-}
-
-// WithMetrics makes the cleaners count the passes they make and the rows they remove in m,
-// and returns them.
-func (c *Cleaners) WithMetrics(m ports.Metrics) *Cleaners {
-	c.metrics = m
-	return c
+// NewCleaners returns cleaners over the QueueStore and MessageStore of p, which log to
+// p.Logger, count in p.Metrics and time their passes on p.Clock (see Ports for the
+// defaults); p.Cache is not used.
+func NewCleaners(p Ports, s CleanerSettings) *Cleaners {
+	p = p.withDefaults()
+	return &Cleaners{queues: p.Queues, messages: p.Messages, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s}
 }
 
 // Pass is what one pass of one cleaner did.

@@ -28,18 +28,19 @@ type cleanerSetup struct {
 	logs     *bytes.Buffer
 }
 
-func setupCleaners(t *testing.T, settings app.CleanerSettings) *cleanerSetup {
+// setupCleaners returns cleaners with settings that count in metrics (nil: nowhere).
+func setupCleaners(t *testing.T, settings app.CleanerSettings, metrics ports.Metrics) *cleanerSetup {
 	t.Helper()
 	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	queues := memory.NewQueueStore()
-	messages := &countingStore{MessageStore: memory.NewMessageStore(clock)}
+	messages := &countingStore{MessageStore: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock})}
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	return &cleanerSetup{
 		clock:    clock,
-		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(clock, 0)}),
+		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock})}),
 		messages: messages,
-		cleaners: app.NewCleaners(queues, messages, clock, log, settings),
+		cleaners: app.NewCleaners(app.Ports{Queues: queues, Messages: messages, Clock: clock, Logger: log, Metrics: metrics}, settings),
 		logs:     logs,
 	}
 }
@@ -107,7 +108,7 @@ func removed(passes []app.Pass, cleaner string) int {
 func TestCleaners_ExpiredWaitingMessages_RemovedLiveOnesStay(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, defaultCleanerSettings)
+	c := setupCleaners(t, defaultCleanerSettings, nil)
 	q := c.queue(t, "orders", domain.SettingsUpdate{})
 	c.enqueue(t, q, time.Second)
 	c.enqueue(t, q, time.Hour)
@@ -122,7 +123,7 @@ func TestCleaners_ExpiredWaitingMessages_RemovedLiveOnesStay(t *testing.T) {
 func TestCleaners_ExpiredInFlightMessage_StaysUntilItsVisibilityTimeoutEnds(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, defaultCleanerSettings)
+	c := setupCleaners(t, defaultCleanerSettings, nil)
 	ctx := context.Background()
 	q := c.queue(t, "leases", domain.SettingsUpdate{VisibilityTimeout: new(10 * time.Second)})
 	c.enqueue(t, q, time.Second)
@@ -145,7 +146,7 @@ func TestCleaners_ExpiredInFlightMessage_StaysUntilItsVisibilityTimeoutEnds(t *t
 func TestCleaners_DeadLetters_RemovedAfterRetention(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: 3 * time.Second})
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: 3 * time.Second}, nil)
 	ctx := context.Background()
 	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
 	deadLetter := func() {
@@ -172,7 +173,7 @@ func TestCleaners_DeadLetters_RemovedAfterRetention(t *testing.T) {
 func TestCleaners_Backlog_DeletedInBoundedBatches(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour})
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
 	q := c.queue(t, "backlog", domain.SettingsUpdate{})
 	for range 1050 {
 		c.enqueue(t, q, time.Second)
@@ -189,7 +190,7 @@ func TestCleaners_Backlog_DeletedInBoundedBatches(t *testing.T) {
 func TestCleaners_ManyQueues_AllCleaned(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, defaultCleanerSettings)
+	c := setupCleaners(t, defaultCleanerSettings, nil)
 	const queues = domain.MaxListLimit + 5 // more than one page of queues
 	for i := range queues {
 		c.enqueue(t, c.queue(t, fmt.Sprintf("q%04d", i), domain.SettingsUpdate{}), time.Second)
@@ -201,7 +202,7 @@ func TestCleaners_ManyQueues_AllCleaned(t *testing.T) {
 func TestCleaners_FailedPass_IsLoggedAndRetried(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, defaultCleanerSettings)
+	c := setupCleaners(t, defaultCleanerSettings, nil)
 	q := c.queue(t, "flaky", domain.SettingsUpdate{})
 	c.enqueue(t, q, time.Second)
 	c.clock.Advance(2 * time.Second)
@@ -215,7 +216,7 @@ func TestCleaners_FailedPass_IsLoggedAndRetried(t *testing.T) {
 func TestCleaners_Run_PassesUntilStopped(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := setupCleaners(t, app.CleanerSettings{Interval: 10 * time.Millisecond, BatchSize: 10, DeadLetterRetention: time.Hour})
+	c := setupCleaners(t, app.CleanerSettings{Interval: 10 * time.Millisecond, BatchSize: 10, DeadLetterRetention: time.Hour}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -13,11 +13,10 @@ import (
 // nothing durable. It creates a queue, enqueues two messages, and takes the HIGH one first.
 func Example() {
 	ctx := context.Background()
-	clock := memory.SystemClock{}
 	retsu := app.NewService(app.Ports{
 		Queues:   memory.NewQueueStore(),
-		Messages: memory.NewMessageStore(clock),
-		Cache:    memory.NewQueueCache(clock, 0),
+		Messages: memory.NewMessageStore(memory.MessageStoreOptions{}),
+		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{}),
 	})
 
 	queue, err := retsu.CreateQueue(ctx, domain.NewQueue{Name: "emails"})

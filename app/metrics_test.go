@@ -36,7 +36,7 @@ func setupMonitored(t *testing.T, cache func(ports.Clock) ports.QueueCache, mess
 		metrics: prometheus.New(),
 		logs:    &bytes.Buffer{},
 	}
-	var store ports.MessageStore = memory.NewMessageStore(m.clock)
+	var store ports.MessageStore = memory.NewMessageStore(memory.MessageStoreOptions{Clock: m.clock})
 	if messages != nil {
 		store = messages(store)
 	}
@@ -52,7 +52,9 @@ func setupMonitored(t *testing.T, cache func(ports.Clock) ports.QueueCache, mess
 }
 
 func memoryCache(lifetime time.Duration) func(ports.Clock) ports.QueueCache {
-	return func(clock ports.Clock) ports.QueueCache { return memory.NewQueueCache(clock, lifetime) }
+	return func(clock ports.Clock) ports.QueueCache {
+		return memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock, Lifetime: lifetime})
+	}
 }
 
 func (m *monitored) scrape(t *testing.T) prometheustest.Families {
@@ -244,9 +246,8 @@ func TestCleanerMetrics_CountPassesAndRowsRemoved(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
-	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 2, DeadLetterRetention: time.Second})
 	metrics := prometheus.New()
-	c.cleaners.WithMetrics(metrics)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 2, DeadLetterRetention: time.Second}, metrics)
 	q := c.queue(t, "orders", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
 	c.enqueue(t, q, time.Hour)
 	for range 5 {

@@ -20,8 +20,8 @@ const outageQuietPeriod = time.Minute
 // Calls that succeed while nothing fails cost one atomic load.
 type outageLog struct {
 	log        *slog.Logger
-	clock      ports.Clock // nil: every outage is logged
-	down, back string      // the messages
+	clock      ports.Clock
+	down, back string // the messages
 
 	failing atomic.Bool
 	mu      sync.Mutex
@@ -43,8 +43,8 @@ func (o *outageLog) failed(err error, attrs ...any) {
 	if !o.failing.CompareAndSwap(false, true) {
 		return
 	}
-	o.started = o.now()
-	o.warned = o.clock == nil || o.warnedAt.IsZero() || o.started.Sub(o.warnedAt) >= outageQuietPeriod
+	o.started = o.clock.Now()
+	o.warned = o.warnedAt.IsZero() || o.started.Sub(o.warnedAt) >= outageQuietPeriod
 	if !o.warned {
 		o.notLogged++
 		return
@@ -67,16 +67,5 @@ func (o *outageLog) succeeded() {
 	if !o.failing.CompareAndSwap(true, false) || !o.warned {
 		return
 	}
-	if o.clock == nil {
-		o.log.Info(o.back)
-		return
-	}
-	o.log.Info(o.back, "outage", o.now().Sub(o.started))
-}
-
-func (o *outageLog) now() time.Time {
-	if o.clock == nil {
-		return time.Time{}
-	}
-	return o.clock.Now()
+	o.log.Info(o.back, "outage", o.clock.Now().Sub(o.started))
 }

@@ -26,36 +26,45 @@ type Service struct {
 	cacheOutage, databaseOutage *outageLog
 }
 
-// Ports are the adapters a Service works with.
+// Ports are the adapters a Service or the Cleaners work with.
 type Ports struct {
 	Queues   ports.QueueStore
 	Messages ports.MessageStore
 	Cache    ports.QueueCache
-	// Logger receives warnings about cache and database trouble; nil discards them.
+	// Logger receives warnings about cache and database trouble, and the cleaners' passes;
+	// nil discards them.
 	Logger *slog.Logger
-	// Metrics receives counts of messages and cache lookups; nil discards them.
+	// Metrics receives counts of messages, cache lookups and cleaner passes; nil discards
+	// them.
 	Metrics ports.Metrics
-	// Clock times the outages of the cache and the stores, so that one that flaps is
-	// logged at most once a minute; nil logs every outage.
+	// Clock times outages, so that one that flaps is logged at most once a minute, and the
+	// cleaners' passes; nil is the system clock.
 	Clock ports.Clock
+}
+
+// withDefaults fills the optional ports.
+func (p Ports) withDefaults() Ports {
+	if p.Logger == nil {
+		p.Logger = slog.New(slog.DiscardHandler)
+	}
+	if p.Metrics == nil {
+		p.Metrics = ports.NopMetrics{}
+	}
+	if p.Clock == nil {
+		p.Clock = ports.SystemClock{}
+	}
+	return p
 }
 
 // NewService returns a Service over p.
 func NewService(p Ports) *Service {
-	log := p.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	metrics := p.Metrics
-	if metrics == nil {
-		metrics = ports.NopMetrics{}
-	}
+	p = p.withDefaults()
 	return &Service{
-		queues: p.Queues, messages: p.Messages, cache: p.Cache, log: log, metrics: metrics,
-		cacheOutage: &outageLog{log: log, clock: p.Clock,
+		queues: p.Queues, messages: p.Messages, cache: p.Cache, log: p.Logger, metrics: p.Metrics,
+		cacheOutage: &outageLog{log: p.Logger, clock: p.Clock,
 			down: "queue-details cache unavailable; serving queue details from the database",
 			back: "queue-details cache available again"},
-		databaseOutage: &outageLog{log: log, clock: p.Clock,
+		databaseOutage: &outageLog{log: p.Logger, clock: p.Clock,
 			down: "database unavailable; requests that need it answer 503 until it is back",
 			back: "database available again"},
 	}
@@ -132,10 +141,7 @@ func (s *Service) Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMe
 	if err != nil {
 		return domain.ID{}, err
 	}
-	e, err := n.Resolve(q, newTimeOrderedID())
-	if err != nil {
-		return domain.ID{}, err
-	}
+	e := n.Resolve(q, newTimeOrderedID())
 	if err := s.noteDatabase(ctx, s.messages.Enqueue(ctx, e)); err != nil {
 		return domain.ID{}, fmt.Errorf("enqueue to %s: %w", queueID, err)
 	}

@@ -85,12 +85,10 @@ func (n NewMessage) Validate() error {
 	return nil
 }
 
-// Resolve validates the request and completes it with the queue's settings. It returns the
-// errors of Validate.
-func (n NewMessage) Resolve(q Queue, messageID ID) (Enqueue, error) {
-	if err := n.Validate(); err != nil {
-		return Enqueue{}, err
-	}
+// Resolve completes a request that Validate accepted with the queue's settings. The
+// service validates a request before it looks its queue up, so that a bad value is
+// reported before a missing queue, and resolves it after.
+func (n NewMessage) Resolve(q Queue, messageID ID) Enqueue {
 	ttl := q.DefaultMessageTTL
 	if n.TTL != nil {
 		ttl = *n.TTL
@@ -103,7 +101,7 @@ func (n NewMessage) Resolve(q Queue, messageID ID) (Enqueue, error) {
 		TTL:                 ttl,
 		VisibilityTimeout:   q.VisibilityTimeout,
 		MaxDeliveryAttempts: q.MaxDeliveryAttempts,
-	}, nil
+	}
 }
 
 // Message is a stored message with its delivery state.

@@ -180,9 +180,7 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
-			got, err := tc.message.Resolve(queue, messageID)
-			is.NoErr(err) // a valid request resolves
-			is.Equal(got, domain.Enqueue{
+			is.Equal(tc.message.Resolve(queue, messageID), domain.Enqueue{
 				QueueID:             queue.ID,
 				MessageID:           messageID,
 				Priority:            tc.message.Priority,
@@ -191,29 +189,6 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 				VisibilityTimeout:   45 * time.Second,
 				MaxDeliveryAttempts: 3,
 			}) // ttl from the request or the queue; visibility timeout and attempts copied from the queue
-		})
-	}
-}
-
-func TestNewMessage_Resolve_RejectsInvalidRequest(t *testing.T) {
-	t.Parallel()
-	queue := domain.Queue{Name: "emails", Settings: domain.DefaultSettings()}
-	cases := []struct {
-		name    string
-		message domain.NewMessage
-		want    domain.Code
-	}{
-		{name: "unset priority", message: domain.NewMessage{Payload: "x"}, want: domain.CodeInvalidPriority},
-		{name: "ttl not whole seconds", message: domain.NewMessage{Priority: domain.PriorityHigh, TTL: new(1500 * time.Millisecond)}, want: domain.CodeInvalidTTL},
-		{name: "ttl above thirty days", message: domain.NewMessage{Priority: domain.PriorityHigh, TTL: new(maxMessageTTL + time.Second)}, want: domain.CodeInvalidTTL},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			is := is.New(t)
-			got, err := tc.message.Resolve(queue, domain.ID{1})
-			is.Equal(codeOf(err), tc.want)  // Resolve reports the errors of Validate
-			is.Equal(got, domain.Enqueue{}) // and resolves nothing
 		})
 	}
 }

@@ -54,11 +54,11 @@ func newCleanerRig(t *testing.T) *cleanerRig {
 	}
 	t.Cleanup(pool.Close)
 	queues := postgres.NewQueueStore(pool)
-	messages := &boundedStore{MessageStore: postgres.NewMessageStore(pool)}
+	messages := &boundedStore{MessageStore: postgres.NewMessageStore(pool, postgres.MessageStoreOptions{})}
 	return &cleanerRig{
 		url:      url,
 		db:       pool,
-		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.SystemClock{}, 0)}),
+		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{})}),
 		queues:   queues,
 		messages: messages,
 		logs:     &syncBuffer{},
@@ -68,7 +68,7 @@ func newCleanerRig(t *testing.T) *cleanerRig {
 // cleaners returns a new set of cleaners, as another process would run.
 func (r *cleanerRig) cleaners(settings app.CleanerSettings) *app.Cleaners {
 	log := slog.New(slog.NewTextHandler(r.logs, nil))
-	return app.NewCleaners(r.queues, r.messages, memory.SystemClock{}, log, settings)
+	return app.NewCleaners(app.Ports{Queues: r.queues, Messages: r.messages, Logger: log}, settings)
 }
 
 // boundedStore records the largest number of rows one cleaning statement deleted.

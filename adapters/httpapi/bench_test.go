@@ -12,11 +12,10 @@ import (
 )
 
 func BenchmarkEnqueue(b *testing.B) {
-	clock := memory.SystemClock{}
 	handler := httpapi.NewHandler(app.NewService(app.Ports{
 		Queues:   memory.NewQueueStore(),
-		Messages: memory.NewMessageStore(clock),
-		Cache:    memory.NewQueueCache(clock, 0),
+		Messages: memory.NewMessageStore(memory.MessageStoreOptions{}),
+		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{}),
 	}), httpapi.Options{})
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, newRequest(http.MethodPost, "/v1/queues", jsonType, `{"name":"emails"}`))

@@ -41,8 +41,8 @@ func setup(t *testing.T) *client {
 	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	svc := app.NewService(app.Ports{
 		Queues:   memory.NewQueueStore(),
-		Messages: memory.NewMessageStore(clock),
-		Cache:    memory.NewQueueCache(clock, 0),
+		Messages: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock}),
+		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock}),
 	})
 	return &client{t: t, handler: httpapi.NewHandler(svc, httpapi.Options{}), clock: clock}
 }

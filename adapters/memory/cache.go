@@ -26,10 +26,19 @@ type cacheEntry struct {
 	writtenAt time.Time
 }
 
-// NewQueueCache returns an empty cache whose entries live for lifetime on clock; a lifetime
-// of zero keeps them until they are replaced.
-func NewQueueCache(clock ports.Clock, lifetime time.Duration) *QueueCache {
-	return &QueueCache{clock: clock, lifetime: lifetime, entries: map[domain.ID]cacheEntry{}}
+// QueueCacheOptions tune a QueueCache; the zero value keeps entries until they are replaced,
+// on the system clock.
+type QueueCacheOptions struct {
+	// Lifetime is how long an entry is served after it was written; zero keeps it until it
+	// is replaced.
+	Lifetime time.Duration
+	// Clock tells the time of the lifetimes; nil is the system clock.
+	Clock ports.Clock
+}
+
+// NewQueueCache returns an empty cache.
+func NewQueueCache(o QueueCacheOptions) *QueueCache {
+	return &QueueCache{clock: clockOr(o.Clock), lifetime: o.Lifetime, entries: map[domain.ID]cacheEntry{}}
 }
 
 // Queue returns the cached queue, if its entry is present and alive.

@@ -7,16 +7,15 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-var (
-	_ ports.Clock = SystemClock{}
-	_ ports.Clock = (*ManualClock)(nil)
-)
+var _ ports.Clock = (*ManualClock)(nil)
 
-// SystemClock reads the operating system's clock.
-type SystemClock struct{}
-
-// Now returns the current time.
-func (SystemClock) Now() time.Time { return time.Now() }
+// clockOr returns clock, or the system clock when it is nil.
+func clockOr(clock ports.Clock) ports.Clock {
+	if clock == nil {
+		return ports.SystemClock{}
+	}
+	return clock
+}
 
 // ManualClock is a clock that moves only when told to, for tests.
 type ManualClock struct {

@@ -18,13 +18,13 @@ func TestMessageStore(t *testing.T) {
 	t.Parallel()
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
 		clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-		return porttest.MessageHarness{Store: memory.NewMessageStore(clock), Wait: clock.Advance}
+		return porttest.MessageHarness{Store: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock}), Wait: clock.Advance}
 	})
 }
 
 func TestQueueCache(t *testing.T) {
 	t.Parallel()
 	porttest.TestQueueCache(t, func(*testing.T) ports.QueueCache {
-		return memory.NewQueueCache(memory.SystemClock{}, 0)
+		return memory.NewQueueCache(memory.QueueCacheOptions{})
 	})
 }

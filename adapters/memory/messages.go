@@ -23,19 +23,26 @@ type MessageStore struct {
 }
 
 // messageQueue holds one queue's messages. Every stored message is in messages; the ones a
-// dequeue may consider wait in candidates, one heap per priority in enqueue order, and the
-// delivered ones wait in leases until their visibility timeout ends. Heap entries of
-// messages that were removed or changed since are skipped when they surface.
+// dequeue may consider wait in candidates, a heap in delivery order
+// (domain.Message.DeliversBefore), and the delivered ones wait in leases until their
+// visibility timeout ends. Heap entries of messages that were removed or changed since are
+// skipped when they surface.
 type messageQueue struct {
 	messages    map[domain.ID]*domain.Message
-	candidates  [len(domain.Priorities)]seqHeap
+	candidates  candidateHeap
 	leases      leaseHeap
 	deadLetters map[domain.ID]domain.DeadLetter
 }
 
-// NewMessageStore returns an empty MessageStore that tells time by clock.
-func NewMessageStore(clock ports.Clock) *MessageStore {
-	return &MessageStore{clock: clock, queues: map[domain.ID]*messageQueue{}}
+// MessageStoreOptions tune a MessageStore; the zero value runs on the system clock.
+type MessageStoreOptions struct {
+	// Clock takes every time decision of the store; nil is the system clock.
+	Clock ports.Clock
+}
+
+// NewMessageStore returns an empty MessageStore.
+func NewMessageStore(o MessageStoreOptions) *MessageStore {
+	return &MessageStore{clock: clockOr(o.Clock), queues: map[domain.ID]*messageQueue{}}
 }
 
 // Enqueue stores the message.
@@ -59,21 +66,19 @@ func (s *MessageStore) Dequeue(_ context.Context, queueID domain.ID) (ports.Dequ
 	q := s.queue(queueID)
 	q.releaseEndedLeases(now)
 	var result ports.Dequeued
-	for p := range q.candidates {
-		for q.candidates[p].Len() > 0 {
-			m := q.messages[heap.Pop(&q.candidates[p]).(seqEntry).id]
-			switch {
-			case m == nil || !m.IsDeliverable(now):
-				// Removed, or expired: the expired-message cleaner deletes it.
-			case m.IsExhausted():
-				q.deadLetters[m.ID] = m.DeadLetter(now)
-				delete(q.messages, m.ID)
-				result.DeadLettered++
-			default:
-				result.Delivery, result.OK = m.Deliver(domain.ID(uuid.New()), now), true
-				heap.Push(&q.leases, leaseEntry{id: m.ID, visibleAt: m.VisibleAt})
-				return result, nil
-			}
+	for q.candidates.Len() > 0 {
+		m := q.messages[heap.Pop(&q.candidates).(*domain.Message).ID]
+		switch {
+		case m == nil || !m.IsDeliverable(now):
+			// Removed, or expired: the expired-message cleaner deletes it.
+		case m.IsExhausted():
+			q.deadLetters[m.ID] = m.DeadLetter(now)
+			delete(q.messages, m.ID)
+			result.DeadLettered++
+		default:
+			result.Delivery, result.OK = m.Deliver(domain.ID(uuid.New()), now), true
+			heap.Push(&q.leases, leaseEntry{id: m.ID, visibleAt: m.VisibleAt})
+			return result, nil
 		}
 	}
 	return result, nil
@@ -166,9 +171,7 @@ func (s *MessageStore) queue(id domain.ID) *messageQueue {
 	return q
 }
 
-func (q *messageQueue) pushCandidate(m *domain.Message) {
-	heap.Push(&q.candidates[m.Priority-domain.PriorityHigh], seqEntry{id: m.ID, seq: m.Seq})
-}
+func (q *messageQueue) pushCandidate(m *domain.Message) { heap.Push(&q.candidates, m) }
 
 // releaseEndedLeases makes the messages whose visibility timeout ended candidates again, in
 // their original place.
@@ -181,19 +184,15 @@ func (q *messageQueue) releaseEndedLeases(now time.Time) {
 	}
 }
 
-type seqEntry struct {
-	id  domain.ID
-	seq int64
-}
+// candidateHeap orders candidates for delivery. An entry may be pushed again after a
+// redelivery, which keeps the message's place: priority and enqueue order never change.
+type candidateHeap []*domain.Message
 
-// seqHeap orders candidates by enqueue order.
-type seqHeap []seqEntry
-
-func (h seqHeap) Len() int           { return len(h) }
-func (h seqHeap) Less(i, j int) bool { return h[i].seq < h[j].seq }
-func (h seqHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *seqHeap) Push(x any)        { *h = append(*h, x.(seqEntry)) }
-func (h *seqHeap) Pop() any {
+func (h candidateHeap) Len() int           { return len(h) }
+func (h candidateHeap) Less(i, j int) bool { return h[i].DeliversBefore(*h[j]) }
+func (h candidateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *candidateHeap) Push(x any)        { *h = append(*h, x.(*domain.Message)) }
+func (h *candidateHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
 	*h = old[:len(old)-1]

@@ -36,24 +36,19 @@ const (
 	roundTimeout = 10 * time.Second
 )
 
-// MessageStoreOption tunes a MessageStore.
-type MessageStoreOption func(*batchLimits)
-
-// WithRoundsInFlight lets up to n rounds be in the database at once (default 1). A round is
-// one transaction carrying the requests that arrived while the rounds before it were in
-// flight. With one round at a time rounds are as large as they can be, which costs the
-// database least per request; on this project's two-core reference machine more rounds in
-// flight only made them smaller and the whole slower (docs/performance.md).
-func WithRoundsInFlight(n int) MessageStoreOption {
-	return func(l *batchLimits) { l.maxRunning = n }
+// MessageStoreOptions tune a MessageStore; a zero field takes its default.
+type MessageStoreOptions struct {
+	// RoundsInFlight is how many rounds may be in the database at once (default 1). A round
+	// is one transaction carrying the requests that arrived while the rounds before it were
+	// in flight. With one round at a time rounds are as large as they can be, which costs the
+	// database least per request; docs/performance.md shows what more rounds did on the
+	// project's reference machine.
+	RoundsInFlight int
 }
 
 // NewMessageStore returns a MessageStore on pool.
-func NewMessageStore(pool *pgxpool.Pool, options ...MessageStoreOption) *MessageStore {
-	limits := batchLimits{maxRunning: 1, maxCost: maxRound, timeout: roundTimeout}
-	for _, o := range options {
-		o(&limits)
-	}
+func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
+	limits := batchLimits{maxRunning: max(o.RoundsInFlight, 1), maxCost: maxRound, timeout: roundTimeout}
 	s := &MessageStore{pool: pool}
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
 	return s

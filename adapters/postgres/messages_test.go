@@ -17,8 +17,8 @@ import (
 // The tests in this file drive the coalesced MessageStore with many concurrent callers, so
 // that its statements carry batches of several requests and of several queues.
 
-func newMessageStore(t *testing.T, options ...postgres.MessageStoreOption) *postgres.MessageStore {
-	store := postgres.NewMessageStore(pool, options...)
+func newMessageStore(t *testing.T, o postgres.MessageStoreOptions) *postgres.MessageStore {
+	store := postgres.NewMessageStore(pool, o)
 	t.Cleanup(store.Close)
 	return store
 }
@@ -50,7 +50,7 @@ func TestMessageStore_ConcurrentCallers_KeepOrderAndNeverDuplicate(t *testing.T)
 	for _, rounds := range []int{1, 4} {
 		t.Run(fmt.Sprintf("%d rounds in flight", rounds), func(t *testing.T) {
 			t.Parallel()
-			testConcurrentCallers(t, newMessageStore(t, postgres.WithRoundsInFlight(rounds)))
+			testConcurrentCallers(t, newMessageStore(t, postgres.MessageStoreOptions{RoundsInFlight: rounds}))
 		})
 	}
 }
@@ -186,7 +186,7 @@ func waitUntil(t *testing.T, condition func() bool) {
 func TestMessageStore_ConcurrentDequeues_MoveExhaustedMessagesAndGoOn(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
 	for range 3 {
 		e := newEnqueue(queueID, domain.PriorityHigh, "poison")
@@ -243,7 +243,7 @@ func dequeueConcurrently(t *testing.T, store *postgres.MessageStore, queueID dom
 func TestMessageStore_ConcurrentAcknowledgementsOfOneDelivery_RemoveOnce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
 	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
 	result, err := store.Dequeue(context.Background(), queueID)
@@ -272,7 +272,7 @@ func TestMessageStore_ConcurrentAcknowledgementsOfOneDelivery_RemoveOnce(t *test
 func TestMessageStore_Closed_RefusesRequests(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := postgres.NewMessageStore(pool)
+	store := postgres.NewMessageStore(pool, postgres.MessageStoreOptions{})
 	store.Close()
 	err := store.Enqueue(context.Background(), newEnqueue(newID(), domain.PriorityHigh, "late"))
 	is.Equal(domain.ErrorCode(err), domain.CodeUnavailable) // a closed store answers service_unavailable
@@ -281,7 +281,7 @@ func TestMessageStore_Closed_RefusesRequests(t *testing.T) {
 func TestRound_GivesTheBestMessageToTheEarliestDequeue(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	busy, quiet := newID(), newID()
 	low, high, medium := newEnqueue(busy, domain.PriorityLow, "low"),
 		newEnqueue(busy, domain.PriorityHigh, "high"), newEnqueue(busy, domain.PriorityMedium, "medium")
@@ -303,7 +303,7 @@ func TestRound_GivesTheBestMessageToTheEarliestDequeue(t *testing.T) {
 func TestRound_KeepsEnqueueOrderAndServesDequeuesOfTheSameRound(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
 	var batch []postgres.Operation
 	var enqueues []domain.Enqueue
@@ -322,7 +322,7 @@ func TestRound_KeepsEnqueueOrderAndServesDequeuesOfTheSameRound(t *testing.T) {
 func TestRound_RepeatedAcknowledgement_RemovesOnce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
 	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
 	result, err := store.Dequeue(context.Background(), queueID)
@@ -338,7 +338,7 @@ func TestRound_RepeatedAcknowledgement_RemovesOnce(t *testing.T) {
 func TestRound_FailedStatement_FailsTheWholeRound(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
 	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "delivered")))
 	result, err := store.Dequeue(context.Background(), queueID)

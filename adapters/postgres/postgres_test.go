@@ -58,7 +58,7 @@ func TestQueueStore(t *testing.T) {
 
 func TestMessageStore(t *testing.T) {
 	t.Parallel()
-	store := newMessageStore(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
 		return porttest.MessageHarness{Store: store, Wait: time.Sleep}
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,8 @@ type Options struct {
 	// OpTimeout bounds each call, so that a slow Redis delays no request by more than it.
 	// The default is 500 ms.
 	OpTimeout time.Duration
+	// Logger receives what Open has to say about reaching Redis; nil discards it.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -67,6 +70,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OpTimeout <= 0 {
 		o.OpTimeout = DefaultOpTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

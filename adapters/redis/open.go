@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"log/slog"
 	"time"
 )
 
@@ -14,11 +13,12 @@ const reconnectEvery = time.Second
 // and until a try succeeds every call fails at once, so that the service reads queue
 // details from PostgreSQL. Once connected, rueidis reconnects by itself. Open fails only
 // for a malformed URL. Close stops the tries and the connection.
-func Open(ctx context.Context, url string, o Options, log *slog.Logger) (*QueueCache, error) {
+func Open(ctx context.Context, url string, o Options) (*QueueCache, error) {
 	if _, err := clientOption(url); err != nil {
 		return nil, err
 	}
 	c := newQueueCache(o)
+	log := c.o.Logger
 	client, err := Connect(ctx, url, o)
 	if err == nil {
 		c.client.Store(&client)

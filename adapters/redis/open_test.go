@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"log/slog"
 	"net/url"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func TestOpen_RedisDownAtStart_FailsFastThenConnectsWhenRedisComesUp(t *testing.
 	is.NoErr(err)
 	u.Host = address
 
-	cache, err := redis.Open(t.Context(), u.String(), redis.Options{}, slog.New(slog.DiscardHandler))
+	cache, err := redis.Open(t.Context(), u.String(), redis.Options{})
 	is.NoErr(err) // an unreachable Redis does not stop the cache from opening
 	defer cache.Close()
 	q := newQueue()
@@ -42,7 +41,7 @@ func TestOpen_RedisDownAtStart_FailsFastThenConnectsWhenRedisComesUp(t *testing.
 func TestOpen_MalformedURL_Fails(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	_, err := redis.Open(t.Context(), "http://:secret@127.0.0.1:x", redis.Options{}, slog.New(slog.DiscardHandler))
+	_, err := redis.Open(t.Context(), "http://:secret@127.0.0.1:x", redis.Options{})
 	is.True(err != nil) // a URL that is not a Redis URL is refused at once
 }
 

@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"log/slog"
 	"net/url"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func TestPing_BeforeOpenConnected_Fails(t *testing.T) {
 	u, err := url.Parse(redisURL)
 	is.NoErr(err)
 	u.Host = closedAddress(t)
-	cache, err := redis.Open(t.Context(), u.String(), redis.Options{}, slog.New(slog.DiscardHandler))
+	cache, err := redis.Open(t.Context(), u.String(), redis.Options{})
 	is.NoErr(err)
 	defer cache.Close()
 

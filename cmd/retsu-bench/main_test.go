@@ -22,9 +22,8 @@ import (
 
 // newMemoryServer serves the Retsu API on the memory stores, as `retsu serve --store=memory`.
 func newMemoryServer(t *testing.T, wrap func(http.Handler) http.Handler) *httptest.Server {
-	clock := memory.SystemClock{}
 	handler := httpapi.NewHandler(app.NewService(app.Ports{
-		Queues: memory.NewQueueStore(), Messages: memory.NewMessageStore(clock), Cache: memory.NewQueueCache(clock, 0),
+		Queues: memory.NewQueueStore(), Messages: memory.NewMessageStore(memory.MessageStoreOptions{}), Cache: memory.NewQueueCache(memory.QueueCacheOptions{}),
 	}), httpapi.Options{})
 	server := httptest.NewServer(wrap(handler))
 	t.Cleanup(server.Close)

@@ -18,7 +18,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/app/process"
 )
 
 const usage = `usage: retsu <command> [flags]
@@ -56,11 +56,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "work":
 		return work(ctx, args, getenv, stderr)
 	case "migrate":
-		cfg, sub, err := app.ParseMigrateConfig(args, getenv, stderr)
+		cfg, sub, err := process.ParseMigrateConfig(args, getenv, stderr)
 		if err != nil {
 			return err
 		}
-		return app.Migrate(cfg.DatabaseURL, sub, stdout)
+		return process.Migrate(cfg.DatabaseURL, sub, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "retsu", version())
 		return nil
@@ -73,38 +73,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := app.ParseServeConfig(args, getenv, stderr)
+	cfg, err := process.ParseServeConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	log := app.NewLogger(cfg, stderr)
-	a, err := app.New(ctx, cfg, log)
+	server, err := process.NewServer(ctx, cfg, process.NewLogger(cfg, stderr))
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	return a.Serve(ctx)
+	defer server.Close()
+	return server.Serve(ctx)
 }
 
 func work(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := app.ParseWorkConfig(args, getenv, stderr)
+	cfg, err := process.ParseWorkConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	a, err := app.NewWorker(ctx, cfg, app.NewLogger(cfg, stderr))
+	worker, err := process.NewWorker(ctx, cfg, process.NewLogger(cfg, stderr))
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	return a.Work(ctx)
+	defer worker.Close()
+	worker.Run(ctx)
+	return nil
 }
 
 // exitStatus prints err and returns the exit status: 0 on success or help, 2 for a bad
 // command line or configuration, 1 for any other failure.
 func exitStatus(err error, stderr io.Writer) int {
-	var configErr *app.ConfigError
+	var configErr *process.ConfigError
 	switch {
-	case err == nil, errors.Is(err, app.ErrHelp):
+	case err == nil, errors.Is(err, process.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2

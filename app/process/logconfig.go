@@ -1,6 +1,7 @@
-package app
+package process
 
 import (
+	"io"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -58,4 +59,13 @@ func redactURL(s string) string {
 		s = u.Redacted()
 	}
 	return passwordSetting.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// NewLogger returns the logger that cfg describes, writing to w.
+func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+	options := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, options))
+	}
+	return slog.New(slog.NewTextHandler(w, options))
 }

@@ -1,4 +1,4 @@
-package app
+package process
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/retsu/retsu/app"
 )
 
 // Config is the configuration of a Retsu process. Every setting comes from its default, then
@@ -32,7 +34,7 @@ type Config struct {
 	// unreachable database fails requests quickly instead of holding them.
 	DBConnectTimeout time.Duration
 	// DBRoundsInFlight caps the transactions of coalesced enqueues, dequeues and
-	// acknowledgements that may be in PostgreSQL at once (see postgres.WithRoundsInFlight).
+	// acknowledgements that may be in PostgreSQL at once (see postgres.MessageStoreOptions).
 	DBRoundsInFlight int
 
 	// CacheLifetime bounds how long an instance without Redis keeps queue details, and so
@@ -58,7 +60,7 @@ type Config struct {
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
 	// Cleaners configure the expired-message and dead-letter cleaners.
-	Cleaners CleanerSettings
+	Cleaners app.CleanerSettings
 
 	LogLevel  slog.Level
 	LogFormat string

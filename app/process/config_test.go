@@ -1,4 +1,4 @@
-package app_test
+package process_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/app/process"
 )
 
 // env returns a getenv over the given variables.
@@ -23,10 +23,10 @@ var withDatabase = map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@127
 func TestParseServeConfig_Defaults(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c, err := app.ParseServeConfig(nil, env(withDatabase), io.Discard)
+	c, err := process.ParseServeConfig(nil, env(withDatabase), io.Discard)
 	is.NoErr(err)
 	is.Equal(c.Addr, "127.0.0.1:2424")                      // loopback by default
-	is.Equal(c.Store, app.StorePostgres)                    // PostgreSQL by default
+	is.Equal(c.Store, process.StorePostgres)                // PostgreSQL by default
 	is.True(c.Migrate)                                      // migrating first
 	is.True(c.Workers)                                      // with the cleaners
 	is.Equal(c.Cleaners.Interval, 30*time.Second)           // every 30 s
@@ -40,7 +40,7 @@ func TestParseServeConfig_FlagsWinOverEnvironment(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	vars := map[string]string{"RETSU_DATABASE_URL": "postgres://a/b", "RETSU_ADDR": "127.0.0.1:1", "RETSU_CLEANUP_INTERVAL": "5s"}
-	c, err := app.ParseServeConfig([]string{"--addr", "127.0.0.1:2", "--workers=false"}, env(vars), io.Discard)
+	c, err := process.ParseServeConfig([]string{"--addr", "127.0.0.1:2", "--workers=false"}, env(vars), io.Discard)
 	is.NoErr(err)
 	is.Equal(c.Addr, "127.0.0.1:2")              // the flag wins over the variable
 	is.Equal(c.Cleaners.Interval, 5*time.Second) // a variable without a flag applies
@@ -76,7 +76,7 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
 			err := tc.parse(tc.args, env(tc.vars))
-			var configErr *app.ConfigError
+			var configErr *process.ConfigError
 			is.True(errors.As(err, &configErr))                // a bad setting is a configuration error
 			is.True(strings.Contains(err.Error(), tc.setting)) // that names the setting
 		})
@@ -87,8 +87,8 @@ func TestParseConfig_Help_IsNotAnError(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	var out strings.Builder
-	_, err := app.ParseServeConfig([]string{"--help"}, env(nil), &out)
-	is.True(errors.Is(err, app.ErrHelp))                              // --help asks for help
+	_, err := process.ParseServeConfig([]string{"--help"}, env(nil), &out)
+	is.True(errors.Is(err, process.ErrHelp))                          // --help asks for help
 	is.True(strings.Contains(out.String(), "RETSU_CLEANUP_INTERVAL")) // which names the variables
 }
 
@@ -100,8 +100,8 @@ func TestParseServeConfig_Help_ShowsNoSecretFromTheEnvironment(t *testing.T) {
 		"RETSU_DATABASE_URL": "postgres://retsu:hunter2hunter2@db/retsu",
 		"RETSU_API_TOKENS":   "s3cret-token-0123456789",
 	}
-	_, err := app.ParseServeConfig([]string{"--help"}, env(vars), &out)
-	is.True(errors.Is(err, app.ErrHelp))
+	_, err := process.ParseServeConfig([]string{"--help"}, env(vars), &out)
+	is.True(errors.Is(err, process.ErrHelp))
 	is.True(!strings.Contains(out.String(), "hunter2"))      // the database password stays out of the help
 	is.True(!strings.Contains(out.String(), "s3cret-token")) // and so do the tokens
 }
@@ -109,10 +109,10 @@ func TestParseServeConfig_Help_ShowsNoSecretFromTheEnvironment(t *testing.T) {
 func TestParseServeConfig_APITokens(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c, err := app.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", " first-token-0123456789 , second-token-0123456789,")), io.Discard)
+	c, err := process.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", " first-token-0123456789 , second-token-0123456789,")), io.Discard)
 	is.NoErr(err)
 	is.Equal(c.APITokens, []string{"first-token-0123456789", "second-token-0123456789"}) // tokens are split and trimmed
-	_, err = app.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", "short,other-token-0123456789")), io.Discard)
+	_, err = process.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_API_TOKENS", "short,other-token-0123456789")), io.Discard)
 	is.True(err != nil)                              // a short token is refused
 	is.True(!strings.Contains(err.Error(), "short")) // without repeating it
 	is.True(strings.Contains(err.Error(), "RETSU_API_TOKENS"))
@@ -122,7 +122,7 @@ func TestParseMigrateConfig_CommandBeforeOrAfterFlags(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	for _, args := range [][]string{{"up", "--database-url", "postgres://x/y"}, {"--database-url", "postgres://x/y", "up"}} {
-		c, command, err := app.ParseMigrateConfig(args, env(nil), io.Discard)
+		c, command, err := process.ParseMigrateConfig(args, env(nil), io.Discard)
 		is.NoErr(err)
 		is.Equal(command, "up")                   // the subcommand is found
 		is.Equal(c.DatabaseURL, "postgres://x/y") // and the flag
@@ -130,17 +130,17 @@ func TestParseMigrateConfig_CommandBeforeOrAfterFlags(t *testing.T) {
 }
 
 func serve(args []string, getenv func(string) string) error {
-	_, err := app.ParseServeConfig(args, getenv, io.Discard)
+	_, err := process.ParseServeConfig(args, getenv, io.Discard)
 	return err
 }
 
 func work(args []string, getenv func(string) string) error {
-	_, err := app.ParseWorkConfig(args, getenv, io.Discard)
+	_, err := process.ParseWorkConfig(args, getenv, io.Discard)
 	return err
 }
 
 func migrate(args []string, getenv func(string) string) error {
-	_, _, err := app.ParseMigrateConfig(args, getenv, io.Discard)
+	_, _, err := process.ParseMigrateConfig(args, getenv, io.Discard)
 	return err
 }
 

@@ -1,4 +1,4 @@
-package app_test
+package process_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/matryer/is"
 
-	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/app/process"
 )
 
 func TestConfigLog_ShowsTheSettingsWithoutSecrets(t *testing.T) {
@@ -23,7 +23,7 @@ func TestConfigLog_ShowsTheSettingsWithoutSecrets(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
-			cfg, err := app.ParseServeConfig(nil, env(map[string]string{
+			cfg, err := process.ParseServeConfig(nil, env(map[string]string{
 				"RETSU_DATABASE_URL": databaseURL,
 				"RETSU_REDIS_URL":    "rediss://default:redis-secret@cache.internal:6380/0",
 				"RETSU_API_TOKENS":   token + ",tok-fedcba9876543210",
@@ -50,7 +50,7 @@ func TestConfigLog_ShowsTheSettingsWithoutSecrets(t *testing.T) {
 func TestConfigLog_Work_ShowsOnlyItsSettings(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	cfg, err := app.ParseWorkConfig(nil, env(map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@db/retsu"}), &bytes.Buffer{})
+	cfg, err := process.ParseWorkConfig(nil, env(map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@db/retsu"}), &bytes.Buffer{})
 	is.NoErr(err)
 	var logs bytes.Buffer
 

@@ -1,0 +1,84 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/retsu/retsu/adapters/memory"
+	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/adapters/prometheus"
+	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/ports"
+)
+
+// stores are the QueueStore and MessageStore that a process works on.
+type stores struct {
+	queues   ports.QueueStore
+	messages ports.MessageStore
+	// ready reports whether PostgreSQL can be reached, for /readyz; nil with the memory
+	// stores.
+	ready func(context.Context) error
+	// poolStat reads the connection pool's statistics, for the metrics; nil with the memory
+	// stores.
+	poolStat func() prometheus.PoolStat
+	// closers release what the stores hold, in the reverse order of their opening.
+	closers closers
+}
+
+// openStores connects the stores that cfg chooses. With the postgres store it applies the
+// migrations first when cfg.Migrate is set.
+func openStores(ctx context.Context, cfg Config, log *slog.Logger) (*stores, error) {
+	switch cfg.Store {
+	case StoreMemory:
+		log.Warn("serving from process memory (--store=memory): nothing is durable and a restart loses every queue and message")
+		return &stores{queues: memory.NewQueueStore(), messages: memory.NewMessageStore(memory.MessageStoreOptions{})}, nil
+	case StorePostgres:
+		return openPostgres(ctx, cfg)
+	}
+	return nil, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("unknown store %q", cfg.Store)}
+}
+
+// openPostgres migrates and connects PostgreSQL.
+func openPostgres(ctx context.Context, cfg Config) (*stores, error) {
+	if cfg.Migrate {
+		if err := Migrate(cfg.DatabaseURL, "up", io.Discard); err != nil {
+			return nil, err
+		}
+	}
+	pool, err := postgres.OpenPool(ctx, cfg.DatabaseURL, postgres.PoolOptions{
+		MaxConns:       int32(cfg.DBMaxConns),
+		ConnectTimeout: cfg.DBConnectTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	messages := postgres.NewMessageStore(pool, postgres.MessageStoreOptions{RoundsInFlight: cfg.DBRoundsInFlight})
+	s := &stores{
+		queues: postgres.NewQueueStore(pool), messages: messages, ready: pool.Ping,
+		poolStat: func() prometheus.PoolStat { return pool.Stat() },
+	}
+	// The message store closes before the pool: it answers the requests it holds first.
+	s.closers.add(pool.Close)
+	s.closers.add(messages.Close)
+	return s, nil
+}
+
+// closers release resources in the reverse order of their opening.
+type closers []func()
+
+func (c *closers) add(close func()) { *c = append(*c, close) }
+
+// close runs every closer, the last added first, and forgets them.
+func (c *closers) close() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+	*c = nil
+}
+
+// newCleaners returns the cleaners over s, logging to log and counting in metrics.
+func newCleaners(s *stores, cfg Config, log *slog.Logger, metrics ports.Metrics) *app.Cleaners {
+	return app.NewCleaners(app.Ports{Queues: s.queues, Messages: s.messages, Logger: log, Metrics: metrics}, cfg.Cleaners)
+}
