@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -32,6 +31,13 @@ import (
 // while Retsu dials them again and again.
 func freePort(t *testing.T) int {
 	t.Helper()
+	return unusedPort()
+}
+
+// freeAddress returns a loopback address on a port of freePort's kind.
+func freeAddress() string { return fmt.Sprintf("127.0.0.1:%d", unusedPort()) }
+
+func unusedPort() int {
 	for port := 20000 + rand.IntN(10000); ; port++ {
 		listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
@@ -266,105 +272,4 @@ func (r *redisServer) do(command string) (string, error) {
 		return "", err
 	}
 	return string(bulk[:size]), nil
-}
-
-// retsuProcess is a `retsu serve` that a scenario may kill, terminate and start again on the
-// same address.
-type retsuProcess struct {
-	binary  string
-	address string
-	env     []string
-	logs    *syncBuffer
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	exitErr error
-	starts  int
-}
-
-// startRetsu starts `retsu serve` on a free port with the given environment (KEY=value) and
-// the cleaners off, and stops it when the test ends, showing its logs if the test failed.
-func startRetsu(t *testing.T, binary string, env ...string) *retsuProcess {
-	t.Helper()
-	p := &retsuProcess{binary: binary, address: fmt.Sprintf("127.0.0.1:%d", freePort(t)), env: env, logs: &syncBuffer{}}
-	if err := p.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if p.running() {
-			if _, err := p.terminate(); err != nil {
-				t.Error(err)
-			}
-		}
-		if t.Failed() {
-			t.Logf("retsu logs:\n%s", lastLines(p.logs.String(), 60))
-		}
-	})
-	return p
-}
-
-// URL returns the base URL of the API.
-func (p *retsuProcess) URL() string { return "http://" + p.address }
-
-// start starts the process and waits until /healthz answers.
-func (p *retsuProcess) start() error {
-	p.starts++
-	fmt.Fprintf(p.logs, "--- start %d\n", p.starts)
-	cmd := exec.Command(p.binary, "serve")
-	cmd.Env = append(os.Environ(), "RETSU_ADDR="+p.address, "RETSU_WORKERS=false", "RETSU_LOG_LEVEL=warn")
-	cmd.Env = append(cmd.Env, p.env...)
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start retsu: %w", err)
-	}
-	p.cmd, p.exited = cmd, make(chan struct{})
-	go func(exited chan struct{}) {
-		p.exitErr = cmd.Wait()
-		close(exited)
-	}(p.exited)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := http.Get(p.URL() + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if !p.running() {
-			return fmt.Errorf("retsu exited before it was healthy (%v):\n%s", p.exitErr, p.logs.String())
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("retsu was not healthy within 30 s:\n%s", p.logs.String())
-		}
-	}
-}
-
-func (p *retsuProcess) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill ends the process with SIGKILL: a crash.
-func (p *retsuProcess) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-}
-
-// terminate sends SIGTERM and waits for the process to end, up to 60 s; it returns how long
-// that took, and an error unless the process exited with status 0.
-func (p *retsuProcess) terminate() (time.Duration, error) {
-	sent := time.Now()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		if p.exitErr != nil {
-			return time.Since(sent), fmt.Errorf("retsu exited with %v after SIGTERM", p.exitErr)
-		}
-		return time.Since(sent), nil
-	case <-time.After(60 * time.Second):
-		p.kill()
-		return time.Since(sent), fmt.Errorf("retsu did not stop within 60 s of SIGTERM")
-	}
 }

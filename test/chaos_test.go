@@ -107,7 +107,9 @@ func (e *chaosEnv) newScenario(t *testing.T, keepAlive bool, size drainSize, env
 	e.databases++
 	url, db := e.pg.createDatabase(t, fmt.Sprintf("chaos_%d", e.databases))
 	s := &scenario{env: e, db: db, redis: startRedis(t)}
-	s.retsu = startRetsu(t, e.binary, append([]string{"RETSU_DATABASE_URL=" + url, "RETSU_REDIS_URL=" + s.redis.URL()}, env...)...)
+	s.retsu = startRetsu(t, e.binary, append([]string{
+		"RETSU_DATABASE_URL=" + url, "RETSU_REDIS_URL=" + s.redis.URL(), "RETSU_MIGRATE=true", "RETSU_LOG_LEVEL=warn",
+	}, env...)...)
 	s.rec = newRecorder(s.retsu.URL(), keepAlive)
 	s.drain = newDrain(s.rec, s.rec.createQueue(t, chaosQueueSettings), size)
 	return s

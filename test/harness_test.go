@@ -6,17 +6,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +27,7 @@ var (
 	binary      string // the retsu binary built for this run
 	db          *pgxpool.Pool
 	// shared serves the tests that need nothing special of a server.
-	shared *server
+	shared *retsuProcess
 )
 
 // TestMain builds the binary, migrates the test database and fails when the services are
@@ -69,110 +66,16 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer db.Close()
-	if shared, err = launch(); err != nil {
+	if shared, err = launchRetsu(binary); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	code := m.Run()
-	if err := shared.shutdown(); err != nil {
+	if _, err := shared.terminate(); err != nil {
 		fmt.Fprintf(os.Stderr, "shared server: %v\n%s", err, shared.logs.String())
 		return 1
 	}
 	return code
-}
-
-// server is a running `retsu serve`.
-type server struct {
-	URL     string
-	cmd     *exec.Cmd
-	logs    *syncBuffer
-	exited  chan struct{} // closed when the process has ended
-	exitErr error         // how it ended, once exited is closed
-}
-
-// startServer starts `retsu serve` (see launch) for one test and stops it with SIGTERM when
-// the test ends, showing its logs if the test failed.
-func startServer(t *testing.T, env ...string) *server {
-	t.Helper()
-	s, err := launch(env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.shutdown(); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Logf("server logs:\n%s", s.logs.String())
-		}
-	})
-	return s
-}
-
-// launch starts `retsu serve` on a free port with the test database and Redis, without the
-// cleaners, and the extra environment given as KEY=value, and waits until /healthz answers.
-func launch(env ...string) (*server, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	address := listener.Addr().String()
-	listener.Close()
-	cmd := exec.Command(binary, "serve", "--migrate=false")
-	cmd.Env = append(os.Environ(),
-		"RETSU_ADDR="+address,
-		"RETSU_DATABASE_URL="+databaseURL,
-		"RETSU_REDIS_URL="+redisURL,
-		"RETSU_LOG_LEVEL=debug",
-		// Cleaners that run on their own schedule would race the tests' own; the tests
-		// that need them turn them on.
-		"RETSU_WORKERS=false",
-	)
-	cmd.Env = append(cmd.Env, env...)
-	s := &server{URL: "http://" + address, cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = s.logs, s.logs
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start retsu: %w", err)
-	}
-	go func() {
-		s.exitErr = cmd.Wait()
-		close(s.exited)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(s.URL + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("retsu exited before it was healthy (%v):\n%s", s.exitErr, s.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			return nil, fmt.Errorf("retsu was not healthy within 30 s (%v):\n%s", err, s.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// shutdown sends SIGTERM and waits for the process to end, which it must do cleanly.
-func (s *server) shutdown() error {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-		if s.exitErr != nil {
-			return fmt.Errorf("retsu exited with %v", s.exitErr)
-		}
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		return errors.New("retsu did not stop within 30 s of SIGTERM")
-	}
 }
 
 // closedAddress returns a loopback address where nothing listens, for a service that is
@@ -206,7 +109,7 @@ type client struct {
 	base string
 }
 
-func (s *server) client(t *testing.T) *client { return &client{t: t, base: s.URL} }
+func (p *retsuProcess) client(t *testing.T) *client { return &client{t: t, base: p.URL()} }
 
 // response is an answer read whole.
 type response struct {

@@ -192,7 +192,7 @@ func TestOperations_Logs_RequestLinesAndConfigurationWithoutSecrets(t *testing.T
 	withPassword.User = url.UserPassword(withPassword.User.Username(), password) // the test database trusts local connections
 	s := startServer(t, "RETSU_DATABASE_URL="+withPassword.String(), "RETSU_API_TOKENS="+token, "RETSU_LOG_FORMAT=json")
 
-	req, err := http.NewRequest(http.MethodGet, s.URL+"/v1/queues/019c9a65-7d3a-7c6b-8a9d-123456789abc", nil)
+	req, err := http.NewRequest(http.MethodGet, s.URL()+"/v1/queues/019c9a65-7d3a-7c6b-8a9d-123456789abc", nil)
 	is.NoErr(err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("X-Request-ID", "ops-test-1")
@@ -226,7 +226,7 @@ func TestOperations_Logs_RequestLinesAndConfigurationWithoutSecrets(t *testing.T
 
 // waitForLog calls match with every JSON line the server logged until it returns true, for
 // up to five seconds.
-func waitForLog(t *testing.T, s *server, match func(line map[string]any) bool) {
+func waitForLog(t *testing.T, s *retsuProcess, match func(line map[string]any) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()

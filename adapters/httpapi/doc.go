@@ -1,4 +1,4 @@
-// Package httpapi serves Retsu's HTTP API with gorilla/mux: the routes of CONTRACT.md, strict
+// Package httpapi serves Retsu's HTTP API with gorilla/mux: the routes of docs/queue-api.md (described for tools by docs/openapi.yaml), strict
 // request decoding, and errors as application/problem+json with a stable code.
 //
 // Everything HTTP-specific lives here: content types, body limits, JSON shape, status codes.

@@ -8,7 +8,6 @@ import (
 
 // ServerOptions bound what one connection may cost the server.
 type ServerOptions struct {
-	Addr string
 	// ReadHeaderTimeout bounds the time to read a request's headers: a client that sends
 	// them slowly is disconnected.
 	ReadHeaderTimeout time.Duration
@@ -28,7 +27,6 @@ type ServerOptions struct {
 // NewServer returns an HTTP server for handler with the bounds of o.
 func NewServer(handler http.Handler, o ServerOptions) *http.Server {
 	s := &http.Server{
-		Addr:              o.Addr,
 		Handler:           handler,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,

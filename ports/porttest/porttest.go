@@ -20,7 +20,7 @@ func uniqueName(prefix string) string {
 	return prefix + "-" + hex.EncodeToString(b[:])
 }
 
-// settings are short enough for tests to wait out: a one-second visibility timeout and a
+// testSettings are short enough for tests to wait out: a one-second visibility timeout and a
 // one-minute lifetime.
 var testSettings = domain.Settings{
 	VisibilityTimeout:   time.Second,
