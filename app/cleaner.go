@@ -17,7 +17,7 @@ import (
 // with SKIP LOCKED, so that no cleaner waits on another).
 type Cleaners struct {
 	queues   ports.QueueStore
-	messages ports.MessageStore
+	cleaning ports.Cleaning
 	clock    ports.Clock
 	log      *slog.Logger
 	metrics  ports.Metrics
@@ -33,14 +33,20 @@ type CleanerSettings struct {
 	BatchSize int
 	// DeadLetterRetention is how long a dead letter is kept.
 	DeadLetterRetention time.Duration
+	// IdempotencyRetention is how long an idempotency key is kept; zero takes
+	// domain.DefaultIdempotencyRetention.
+	IdempotencyRetention time.Duration
 }
 
-// NewCleaners returns cleaners over the QueueStore and MessageStore of p, which log to
+// NewCleaners returns cleaners over the QueueStore and the Cleaning of p, which log to
 // p.Logger, count in p.Metrics and time their passes on p.Clock (see Ports for the
-// defaults); p.Cache is not used.
+// defaults); the other ports are not used.
 func NewCleaners(p Ports, s CleanerSettings) *Cleaners {
 	p = p.withDefaults()
-	return &Cleaners{queues: p.Queues, messages: p.Messages, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s}
+	if s.IdempotencyRetention <= 0 {
+		s.IdempotencyRetention = domain.DefaultIdempotencyRetention
+	}
+	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s}
 }
 
 // Pass is what one pass of one cleaner did.
@@ -54,13 +60,20 @@ type Pass struct {
 const (
 	ExpiredMessageCleaner = "expired-messages"
 	DeadLetterCleaner     = "dead-letters"
+	IdempotencyKeyCleaner = "idempotency-keys"
+	DeletedQueueCleaner   = "deleted-queues"
 )
+
+// deletedQueueGrace is how long the record of a queue's deletion outlives its data: long
+// past any request that read the queue's details before the deletion and may still add a
+// message to it, which the stores refuse while the record lasts.
+const deletedQueueGrace = time.Hour
 
 // Run makes a pass of both cleaners at once and then every Interval until ctx is done. A
 // failed pass is logged and the next one tries again; Run returns only when ctx is done.
 func (c *Cleaners) Run(ctx context.Context) {
 	c.log.Info("cleaners started", "interval", c.settings.Interval, "batch_size", c.settings.BatchSize,
-		"dead_letter_retention", c.settings.DeadLetterRetention)
+		"dead_letter_retention", c.settings.DeadLetterRetention, "idempotency_retention", c.settings.IdempotencyRetention)
 	ticker := time.NewTicker(c.settings.Interval)
 	defer ticker.Stop()
 	for {
@@ -79,13 +92,17 @@ func (c *Cleaners) Run(ctx context.Context) {
 func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
 	var passes []Pass
 	for _, cleaner := range []struct {
-		name  string
-		clean func(context.Context, domain.ID) (int, error)
+		name string
+		pass func(context.Context) (int, error)
 	}{
-		{ExpiredMessageCleaner, c.deleteExpired},
-		{DeadLetterCleaner, c.deleteDeadLetters},
+		{ExpiredMessageCleaner, c.overQueues(c.deleteExpired)},
+		{DeadLetterCleaner, c.overQueues(c.deleteDeadLetters)},
+		{IdempotencyKeyCleaner, c.overQueues(c.deleteIdempotencyKeys)},
+		{DeletedQueueCleaner, c.deleteDeletedQueues},
 	} {
-		pass, err := c.pass(ctx, cleaner.name, cleaner.clean)
+		start := c.clock.Now()
+		removed, err := cleaner.pass(ctx)
+		pass := Pass{Cleaner: cleaner.name, Removed: removed, Duration: c.clock.Now().Sub(start)}
 		if err != nil && ctx.Err() != nil {
 			return passes // stopping: the next start will finish the work
 		}
@@ -102,21 +119,21 @@ func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
 	return passes
 }
 
-// pass runs clean over every queue, a page of queues at a time. It stops at the first
-// error: the next pass starts over.
-func (c *Cleaners) pass(ctx context.Context, name string, clean func(context.Context, domain.ID) (int, error)) (Pass, error) {
-	pass := Pass{Cleaner: name}
-	start := c.clock.Now()
-	err := c.eachQueue(ctx, func(queueID domain.ID) error {
-		removed, err := clean(ctx, queueID)
-		pass.Removed += removed
-		if err != nil {
-			return fmt.Errorf("queue %s: %w", queueID, err)
-		}
-		return nil
-	})
-	pass.Duration = c.clock.Now().Sub(start)
-	return pass, err
+// overQueues returns a pass that runs clean over every queue, a page of queues at a time. It
+// stops at the first error: the next pass starts over.
+func (c *Cleaners) overQueues(clean func(context.Context, domain.ID) (int, error)) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		total := 0
+		err := c.eachQueue(ctx, func(queueID domain.ID) error {
+			removed, err := clean(ctx, queueID)
+			total += removed
+			if err != nil {
+				return fmt.Errorf("queue %s: %w", queueID, err)
+			}
+			return nil
+		})
+		return total, err
+	}
 }
 
 // eachQueue calls do with the ID of every queue, in name order, until do fails.
@@ -142,7 +159,7 @@ func (c *Cleaners) eachQueue(ctx context.Context, do func(domain.ID) error) erro
 // batch comes back short.
 func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		n, err := c.messages.DeleteExpired(ctx, queueID, c.settings.BatchSize)
+		n, err := c.cleaning.DeleteExpired(ctx, queueID, c.settings.BatchSize)
 		c.metrics.ExpiredMessagesRemoved(n)
 		return n, err
 	})
@@ -152,10 +169,55 @@ func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, e
 // statement.
 func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		n, err := c.messages.DeleteDeadLetters(ctx, queueID, c.settings.DeadLetterRetention, c.settings.BatchSize)
+		n, err := c.cleaning.DeleteDeadLetters(ctx, queueID, c.settings.DeadLetterRetention, c.settings.BatchSize)
 		c.metrics.DeadLettersRemoved(n)
 		return n, err
 	})
+}
+
+// deleteIdempotencyKeys deletes the queue's idempotency keys older than their retention, a
+// batch per statement.
+func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID) (int, error) {
+	return c.inBatches(func() (int, error) {
+		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.IdempotencyRetention, c.settings.BatchSize)
+		c.metrics.RowsRemoved(IdempotencyKeyCleaner, n)
+		return n, err
+	})
+}
+
+// deleteDeletedQueues deletes the messages, dead letters and keys of deleted queues, a batch
+// per statement, and forgets each deletion once its data is gone and its grace is over.
+func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		deleted, err := c.queues.DeletedQueues(ctx, domain.MaxListLimit)
+		if err != nil {
+			return total, fmt.Errorf("deleted queues: %w", err)
+		}
+		forgotten := 0
+		for _, q := range deleted {
+			removed, err := c.inBatches(func() (int, error) {
+				n, err := c.cleaning.DeleteQueueData(ctx, q.ID, c.settings.BatchSize)
+				c.metrics.RowsRemoved(DeletedQueueCleaner, n)
+				return n, err
+			})
+			total += removed
+			if err != nil {
+				return total, fmt.Errorf("deleted queue %s: %w", q.ID, err)
+			}
+			if q.Age < deletedQueueGrace {
+				continue
+			}
+			if err := c.queues.ForgetDeletedQueue(ctx, q.ID); err != nil {
+				return total, fmt.Errorf("forget deleted queue %s: %w", q.ID, err)
+			}
+			forgotten++
+		}
+		// The records come oldest first: a page that forgot none ends the pass.
+		if len(deleted) < domain.MaxListLimit || forgotten == 0 {
+			return total, nil
+		}
+	}
 }
 
 func (c *Cleaners) inBatches(deleteBatch func() (int, error)) (int, error) {

@@ -32,13 +32,13 @@ type cleanerSetup struct {
 func setupCleaners(t *testing.T, settings app.CleanerSettings, metrics ports.Metrics) *cleanerSetup {
 	t.Helper()
 	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	queues := memory.NewQueueStore()
-	messages := &countingStore{MessageStore: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock})}
+	queues := memory.NewQueueStore(memory.QueueStoreOptions{Clock: clock})
+	messages := &countingStore{MessageStore: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock, Queues: queues})}
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	return &cleanerSetup{
 		clock:    clock,
-		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock})}),
+		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock})}, app.Options{}),
 		messages: messages,
 		cleaners: app.NewCleaners(app.Ports{Queues: queues, Messages: messages, Clock: clock, Logger: log, Metrics: metrics}, settings),
 		logs:     logs,
@@ -50,7 +50,7 @@ var defaultCleanerSettings = app.CleanerSettings{Interval: time.Second, BatchSiz
 // countingStore records the rows each cleaning statement deleted, and fails the calls it
 // is told to.
 type countingStore struct {
-	ports.MessageStore
+	*memory.MessageStore
 	mu           sync.Mutex
 	expiredCalls []int
 	failNext     error

@@ -14,10 +14,10 @@ import (
 func Example() {
 	ctx := context.Background()
 	retsu := app.NewService(app.Ports{
-		Queues:   memory.NewQueueStore(),
+		Queues:   memory.NewQueueStore(memory.QueueStoreOptions{}),
 		Messages: memory.NewMessageStore(memory.MessageStoreOptions{}),
 		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{}),
-	})
+	}, app.Options{})
 
 	queue, err := retsu.CreateQueue(ctx, domain.NewQueue{Name: "emails"})
 	if err != nil {

@@ -41,13 +41,13 @@ func setupMonitored(t *testing.T, cache func(ports.Clock) ports.QueueCache, mess
 		store = messages(store)
 	}
 	m.service = app.NewService(app.Ports{
-		Queues:   memory.NewQueueStore(),
+		Queues:   memory.NewQueueStore(memory.QueueStoreOptions{}),
 		Messages: store,
 		Cache:    cache(m.clock),
 		Logger:   slog.New(slog.NewTextHandler(m.logs, nil)),
 		Metrics:  m.metrics,
 		Clock:    m.clock,
-	})
+	}, app.Options{})
 	return m
 }
 
@@ -142,6 +142,9 @@ func (brokenCache) Fill(context.Context, domain.Queue) error {
 func (brokenCache) Store(context.Context, domain.Queue) error {
 	return errors.New("redis: connection refused")
 }
+func (brokenCache) Delete(context.Context, domain.ID) error {
+	return errors.New("redis: connection refused")
+}
 
 func TestServiceMetrics_CacheFailures_CountedAndLoggedOnce(t *testing.T) {
 	t.Parallel()
@@ -169,11 +172,11 @@ type outageStore struct {
 	down bool
 }
 
-func (s *outageStore) Enqueue(ctx context.Context, e domain.Enqueue) error {
+func (s *outageStore) Enqueue(ctx context.Context, p ports.EnqueueParams) (ports.Enqueued, error) {
 	if s.down {
-		return domain.Unavailable(errors.New("dial tcp 127.0.0.1:5432: connect: connection refused"))
+		return ports.Enqueued{}, domain.Unavailable(errors.New("dial tcp 127.0.0.1:5432: connect: connection refused"))
 	}
-	return s.MessageStore.Enqueue(ctx, e)
+	return s.MessageStore.Enqueue(ctx, p)
 }
 
 func TestService_DatabaseOutage_LoggedWhenItStartsAndWhenItEnds(t *testing.T) {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -12,38 +15,62 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-// Service carries out Retsu's use cases over the ports it is given. It is safe for
-// concurrent use. Its methods return *domain.Error values whose codes callers can check;
-// any other error is internal.
+// Service carries out Retsu's use cases over the ports it is given (see Retsu, which it
+// implements, for what each returns). It is safe for concurrent use. Its methods return
+// *domain.Error values whose codes callers can check; any other error is internal.
 type Service struct {
-	queues   ports.QueueStore
-	messages ports.MessageStore
-	cache    ports.QueueCache
-	log      *slog.Logger
-	metrics  ports.Metrics
+	queues      ports.QueueStore
+	messages    ports.MessageStore
+	deadLetters ports.DeadLetterStore
+	cache       ports.QueueCache
+	log         *slog.Logger
+	metrics     ports.Metrics
+	options     Options
+	// waits holds the dequeues that wait for a message; unsubscribe stops its wakeups.
+	waits       *waitRoom
+	unsubscribe func()
 	// cacheOutage and databaseOutage log when the cache or the stores start failing and
 	// when they work again, rather than on every request.
 	cacheOutage, databaseOutage *outageLog
 }
 
+var _ Retsu = (*Service)(nil)
+
 // Ports are the adapters a Service or the Cleaners work with.
 type Ports struct {
 	Queues   ports.QueueStore
 	Messages ports.MessageStore
+	// DeadLetters, Cleaning and Wakeups default to Messages when it plays their role.
+	DeadLetters ports.DeadLetterStore
+	// Cleaning is the cleaners' part of the stores; the Service does not use it.
+	Cleaning ports.Cleaning
 	Cache    ports.QueueCache
+	// Wakeups tells waiting dequeues when to look again; nil leaves them to their timers,
+	// which see delays and leases end but not new messages.
+	Wakeups ports.Wakeups
 	// Logger receives warnings about cache and database trouble, and the cleaners' passes;
 	// nil discards them.
 	Logger *slog.Logger
 	// Metrics receives counts of messages, cache lookups and cleaner passes; nil discards
 	// them.
 	Metrics ports.Metrics
-	// Clock times outages, so that one that flaps is logged at most once a minute, and the
-	// cleaners' passes; nil is the system clock.
+	// Clock times outages, so that one that flaps is logged at most once a minute, waits
+	// and the cleaners' passes; nil is the system clock.
 	Clock ports.Clock
 }
 
-// withDefaults fills the optional ports.
+// withDefaults fills the optional ports, and the roles that Messages plays too when they are
+// not given: the stores of package memory and of package postgres play them all.
 func (p Ports) withDefaults() Ports {
+	if p.DeadLetters == nil {
+		p.DeadLetters, _ = p.Messages.(ports.DeadLetterStore)
+	}
+	if p.Cleaning == nil {
+		p.Cleaning, _ = p.Messages.(ports.Cleaning)
+	}
+	if p.Wakeups == nil {
+		p.Wakeups, _ = p.Messages.(ports.Wakeups)
+	}
 	if p.Logger == nil {
 		p.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -56,11 +83,23 @@ func (p Ports) withDefaults() Ports {
 	return p
 }
 
-// NewService returns a Service over p.
-func NewService(p Ports) *Service {
+// Options tune a Service; a zero field takes its default.
+type Options struct {
+	// IdempotencyRetention is how long an idempotency key replays its request; the default
+	// is domain.DefaultIdempotencyRetention (24 h).
+	IdempotencyRetention time.Duration
+}
+
+// NewService returns a Service over p. Close it to end the dequeues that wait.
+func NewService(p Ports, o Options) *Service {
 	p = p.withDefaults()
-	return &Service{
-		queues: p.Queues, messages: p.Messages, cache: p.Cache, log: p.Logger, metrics: p.Metrics,
+	if o.IdempotencyRetention <= 0 {
+		o.IdempotencyRetention = domain.DefaultIdempotencyRetention
+	}
+	s := &Service{
+		queues: p.Queues, messages: p.Messages, deadLetters: p.DeadLetters, cache: p.Cache,
+		log: p.Logger, metrics: p.Metrics, options: o, waits: newWaitRoom(p.Clock),
+		unsubscribe: func() {},
 		cacheOutage: &outageLog{log: p.Logger, clock: p.Clock,
 			down: "queue-details cache unavailable; serving queue details from the database",
 			back: "queue-details cache available again"},
@@ -68,6 +107,18 @@ func NewService(p Ports) *Service {
 			down: "database unavailable; requests that need it answer 503 until it is back",
 			back: "database available again"},
 	}
+	if p.Wakeups != nil {
+		s.unsubscribe = p.Wakeups.Subscribe(s.waits.notify)
+	}
+	return s
+}
+
+// Close ends every wait: the dequeues that wait answer at once with what they have, which is
+// nothing, and later dequeues do not wait. The other use cases go on working; the stores
+// stay open.
+func (s *Service) Close() {
+	s.unsubscribe()
+	s.waits.close()
 }
 
 // CreateQueue creates a queue with the supplied settings and defaults for the others.
@@ -102,6 +153,9 @@ func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]d
 	if err := domain.ValidateListLimit(p.Limit); err != nil {
 		return nil, err
 	}
+	if err := validateListCursor(p.After); err != nil {
+		return nil, err
+	}
 	if p.Name != "" && domain.ValidateQueueName(p.Name) != nil {
 		return nil, nil
 	}
@@ -131,75 +185,15 @@ func (s *Service) UpdateQueue(ctx context.Context, id domain.ID, u domain.Settin
 	return q, nil
 }
 
-// Enqueue stores a message and returns its ID once it is durable. Returns invalid_priority,
-// invalid_ttl or queue_not_found.
-func (s *Service) Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMessage) (domain.ID, error) {
-	if err := n.Validate(); err != nil {
-		return domain.ID{}, err
-	}
-	q, err := s.queueDetails(ctx, queueID)
-	if err != nil {
-		return domain.ID{}, err
-	}
-	e := n.Resolve(q, newTimeOrderedID())
-	if err := s.noteDatabase(ctx, s.messages.Enqueue(ctx, e)); err != nil {
-		return domain.ID{}, fmt.Errorf("enqueue to %s: %w", queueID, err)
-	}
-	s.metrics.MessageEnqueued()
-	return e.MessageID, nil
-}
-
-// Dequeue starts a delivery of the queue's next message; ok is false when none is ready.
-// Returns queue_not_found.
-func (s *Service) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Delivery, ok bool, err error) {
-	if _, err := s.queueDetails(ctx, queueID); err != nil {
-		return domain.Delivery{}, false, err
-	}
-	result, err := s.messages.Dequeue(ctx, queueID)
-	if err := s.noteDatabase(ctx, err); err != nil {
-		return domain.Delivery{}, false, fmt.Errorf("dequeue from %s: %w", queueID, err)
-	}
-	if result.DeadLettered > 0 {
-		s.metrics.MessagesDeadLettered(result.DeadLettered)
-	}
-	if result.OK {
-		s.metrics.MessageDelivered(result.Delivery.DeliveryAttempts > 1)
-	}
-	return result.Delivery, result.OK, nil
-}
-
-// Acknowledge completes a delivery: the message is removed when receiptHandle names its
-// current, unexpired delivery, and nothing changes otherwise, so repeating it is safe.
-// Returns queue_not_found.
-func (s *Service) Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) error {
-	if _, err := s.queueDetails(ctx, queueID); err != nil {
-		return err
-	}
-	removed, err := s.messages.Acknowledge(ctx, queueID, messageID, receiptHandle)
-	if err := s.noteDatabase(ctx, err); err != nil {
-		return fmt.Errorf("acknowledge %s in %s: %w", messageID, queueID, err)
-	}
-	s.metrics.Acknowledged(removed)
-	return nil
-}
-
-// Stats counts a queue's messages by priority. Returns queue_not_found.
-func (s *Service) Stats(ctx context.Context, queueID domain.ID) (domain.QueueStats, error) {
-	if _, err := s.queueDetails(ctx, queueID); err != nil {
-		return domain.QueueStats{}, err
-	}
-	stats, err := s.messages.Stats(ctx, queueID)
-	if err := s.noteDatabase(ctx, err); err != nil {
-		return domain.QueueStats{}, fmt.Errorf("stats of %s: %w", queueID, err)
-	}
-	return stats, nil
-}
-
 // queueDetails reads a queue from the cache, or from the QueueStore on a miss, filling the
 // cache. Cache trouble is logged and answered from the QueueStore, so that requests
 // succeed without the cache.
 func (s *Service) queueDetails(ctx context.Context, id domain.ID) (domain.Queue, error) {
 	q, found, cacheErr := s.cache.Queue(ctx, id)
+	if errors.Is(cacheErr, domain.ErrQueueNotFound) {
+		s.metrics.QueueCacheLookup(true)
+		return domain.Queue{}, cacheErr
+	}
 	s.noteCache("read", cacheErr)
 	hit := cacheErr == nil && found
 	s.metrics.QueueCacheLookup(hit)
@@ -248,6 +242,18 @@ func (s *Service) noteDatabase(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// validateListCursor refuses an after cursor that no name could follow in the stores' byte
+// order and that a database could not take: invalid UTF-8, a NUL, or more than 1,024 bytes.
+// Returns invalid_query.
+func validateListCursor(after string) error {
+	if len(after) > maxListCursor || !utf8.ValidString(after) || strings.ContainsRune(after, 0) {
+		return &domain.Error{Code: domain.CodeInvalidQuery, Message: "after must be valid UTF-8 without NUL, at most 1,024 bytes"}
+	}
+	return nil
+}
+
+const maxListCursor = 1024
 
 // newTimeOrderedID returns a UUID version 7, whose time prefix keeps IDs roughly ordered in
 // indexes. Delivery order never depends on it.

@@ -1,6 +1,9 @@
 package domain
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Code is a stable, machine-readable error code that callers can check. The HTTP adapter
 // maps each code to one status.
@@ -19,6 +22,15 @@ const (
 	CodeEmptyQueueUpdate           Code = "empty_queue_update"
 	CodeQueueAlreadyExists         Code = "queue_already_exists"
 	CodeQueueNotFound              Code = "queue_not_found"
+	CodeInvalidDelay               Code = "invalid_delay"
+	CodeInvalidBatchSize           Code = "invalid_batch_size"
+	CodeInvalidWait                Code = "invalid_wait"
+	CodeInvalidMaxMessages         Code = "invalid_max_messages"
+	CodeLeaseLost                  Code = "lease_lost"
+	CodeDeadLetterNotFound         Code = "dead_letter_not_found"
+	CodeInvalidIdempotencyKey      Code = "invalid_idempotency_key"
+	CodeIdempotencyKeyReused       Code = "idempotency_key_reused"
+	CodeIdempotencyKeyInUse        Code = "idempotency_key_in_use"
 	CodeUnavailable                Code = "service_unavailable"
 	CodeInternal                   Code = "internal_error"
 )
@@ -55,7 +67,38 @@ var (
 	ErrQueueAlreadyExists = &Error{Code: CodeQueueAlreadyExists, Message: "another queue already uses this name"}
 	ErrEmptyQueueUpdate   = &Error{Code: CodeEmptyQueueUpdate, Message: "the update provides no setting"}
 	ErrUnavailable        = &Error{Code: CodeUnavailable, Message: "the database is unavailable; try again shortly"}
+	ErrLeaseLost          = &Error{Code: CodeLeaseLost, Message: "the receipt handle does not hold the message's lease: it is stale, its visibility timeout ended, or the message is gone"}
+	ErrDeadLetterNotFound = &Error{Code: CodeDeadLetterNotFound, Message: "the queue has no dead letter with this ID"}
+	// ErrIdempotencyKeyReused answers a request whose idempotency key an earlier, different
+	// request of the queue used.
+	ErrIdempotencyKeyReused = &Error{Code: CodeIdempotencyKeyReused, Message: "this idempotency key was used by a different request; use a new key for a new request"}
+	// ErrIdempotencyKeyInUse answers a request whose idempotency key is held by a request
+	// that has not committed yet; retrying it shortly gets that request's answer.
+	ErrIdempotencyKeyInUse = &Error{Code: CodeIdempotencyKeyInUse, Message: "a request with this idempotency key is still in progress; try again shortly"}
+	// ErrShuttingDown answers requests that a stopping instance no longer takes.
+	ErrShuttingDown = &Error{Code: CodeUnavailable, Message: "the server is shutting down; try again shortly"}
 )
+
+// EntryError is the error of one entry of a batch: Index is its position in the request,
+// and Err carries the code.
+type EntryError struct {
+	Index int
+	Err   error
+}
+
+// Error returns the entry's position and the error.
+func (e *EntryError) Error() string { return fmt.Sprintf("entry %d: %v", e.Index, e.Err) }
+
+// Unwrap returns the entry's error, whose code is the batch's.
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// atEntry returns err as the error of entry i, or nil when err is nil.
+func atEntry(i int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &EntryError{Index: i, Err: err}
+}
 
 // Unavailable wraps cause as a service_unavailable error: the store could not be reached,
 // and the same request may succeed when it is retried.

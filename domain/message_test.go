@@ -180,7 +180,9 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
-			is.Equal(tc.message.Resolve(queue, messageID), domain.Enqueue{
+			got, err := tc.message.Resolve(queue, messageID)
+			is.NoErr(err) // a valid request resolves
+			is.Equal(got, domain.Enqueue{
 				QueueID:             queue.ID,
 				MessageID:           messageID,
 				Priority:            tc.message.Priority,

@@ -10,8 +10,12 @@ type QueueStats struct {
 // PriorityStats counts the messages of one priority.
 type PriorityStats struct {
 	Priority Priority
-	// Ready counts the messages a dequeue could consider now: not leased and not expired.
+	// Ready counts the messages a dequeue could consider now: not leased, not delayed and
+	// not expired.
 	Ready int64
+	// Delayed counts the messages that wait for a delay to end, from their enqueue or from
+	// the release of a delivery, and have not expired.
+	Delayed int64
 	// InFlight counts the messages whose delivery's visibility timeout is running.
 	InFlight int64
 	// DeadLettered counts the dead letters kept for the queue.

@@ -8,6 +8,9 @@ import "time"
 // clock instead, so that instances with skewed clocks agree.
 type Clock interface {
 	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed, unless stop is called
+	// first; stop reports whether it stopped the call.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
 var _ Clock = SystemClock{}
@@ -18,3 +21,6 @@ type SystemClock struct{}
 
 // Now returns the current time.
 func (SystemClock) Now() time.Time { return time.Now() }
+
+// AfterFunc calls f after d, with a timer of package time.
+func (SystemClock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }

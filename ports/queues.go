@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/retsu/retsu/domain"
 )
@@ -22,6 +23,26 @@ type QueueStore interface {
 	// UpdateQueue applies a validated, non-empty update and returns the complete queue.
 	// Returns domain.ErrQueueNotFound.
 	UpdateQueue(ctx context.Context, id domain.ID, u domain.SettingsUpdate) (domain.Queue, error)
+
+	// DeleteQueue removes the queue, whose name is free again at once, and records its
+	// deletion, so that the MessageStore stores and delivers none of its messages from now
+	// on and the cleaners delete its data. Returns domain.ErrQueueNotFound.
+	DeleteQueue(ctx context.Context, id domain.ID) error
+
+	// DeletedQueues returns up to limit of the queues whose deletion is recorded, the
+	// oldest first, each with how long ago it was deleted.
+	DeletedQueues(ctx context.Context, limit int) ([]DeletedQueue, error)
+
+	// ForgetDeletedQueue drops the record of a deletion, once the cleaners removed the
+	// queue's data and no request can still be adding to it.
+	ForgetDeletedQueue(ctx context.Context, id domain.ID) error
+}
+
+// DeletedQueue is a queue whose deletion is recorded.
+type DeletedQueue struct {
+	ID domain.ID
+	// Age is how long ago the queue was deleted.
+	Age time.Duration
 }
 
 // ListQueuesParams selects a page of queues.

@@ -58,7 +58,7 @@ func newCleanerRig(t *testing.T) *cleanerRig {
 	return &cleanerRig{
 		url:      url,
 		db:       pool,
-		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{})}),
+		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{})}, app.Options{}),
 		queues:   queues,
 		messages: messages,
 		logs:     &syncBuffer{},
@@ -73,7 +73,7 @@ func (r *cleanerRig) cleaners(settings app.CleanerSettings) *app.Cleaners {
 
 // boundedStore records the largest number of rows one cleaning statement deleted.
 type boundedStore struct {
-	ports.MessageStore
+	*postgres.MessageStore
 	mu         sync.Mutex
 	statements int
 	largest    int

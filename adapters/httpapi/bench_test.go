@@ -13,10 +13,10 @@ import (
 
 func BenchmarkEnqueue(b *testing.B) {
 	handler := httpapi.NewHandler(app.NewService(app.Ports{
-		Queues:   memory.NewQueueStore(),
+		Queues:   memory.NewQueueStore(memory.QueueStoreOptions{}),
 		Messages: memory.NewMessageStore(memory.MessageStoreOptions{}),
 		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{}),
-	}), httpapi.Options{})
+	}, app.Options{}), httpapi.Options{})
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, newRequest(http.MethodPost, "/v1/queues", jsonType, `{"name":"emails"}`))
 	if rec.Code != http.StatusCreated {

@@ -40,10 +40,10 @@ func setup(t *testing.T) *client {
 	t.Helper()
 	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	svc := app.NewService(app.Ports{
-		Queues:   memory.NewQueueStore(),
+		Queues:   memory.NewQueueStore(memory.QueueStoreOptions{}),
 		Messages: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock}),
 		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock}),
-	})
+	}, app.Options{})
 	return &client{t: t, handler: httpapi.NewHandler(svc, httpapi.Options{}), clock: clock}
 }
 

@@ -23,6 +23,7 @@ type QueueCache struct {
 
 type cacheEntry struct {
 	queue     domain.Queue
+	deleted   bool
 	writtenAt time.Time
 }
 
@@ -46,8 +47,11 @@ func (c *QueueCache) Queue(_ context.Context, id domain.ID) (domain.Queue, bool,
 	c.mu.RLock()
 	e, ok := c.entries[id]
 	c.mu.RUnlock()
-	if !ok || !c.alive(e) {
+	switch {
+	case !ok || !c.alive(e):
 		return domain.Queue{}, false, nil
+	case e.deleted:
+		return domain.Queue{}, false, domain.ErrQueueNotFound
 	}
 	return e.queue, true, nil
 }
@@ -69,6 +73,14 @@ func (c *QueueCache) Store(_ context.Context, q domain.Queue) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries[q.ID] = cacheEntry{queue: q, writtenAt: c.clock.Now()}
+	return nil
+}
+
+// Delete records that the queue was deleted, replacing any entry.
+func (c *QueueCache) Delete(_ context.Context, id domain.ID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[id] = cacheEntry{deleted: true, writtenAt: c.clock.Now()}
 	return nil
 }
 

@@ -17,10 +17,18 @@ func clockOr(clock ports.Clock) ports.Clock {
 	return clock
 }
 
-// ManualClock is a clock that moves only when told to, for tests.
+// ManualClock is a clock that moves only when told to, for tests. Its AfterFunc calls fire
+// when Advance moves the clock to or past their moment.
 type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers []*manualTimer
+}
+
+type manualTimer struct {
+	at      time.Time
+	f       func()
+	stopped bool
 }
 
 // NewManualClock returns a clock standing at start.
@@ -33,9 +41,40 @@ func (c *ManualClock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock forward by d.
-func (c *ManualClock) Advance(d time.Duration) {
+// AfterFunc calls f in its own goroutine once Advance has moved the clock d past now.
+func (c *ManualClock) AfterFunc(d time.Duration, f func()) func() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	t := &manualTimer{at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		stopped := !t.stopped
+		t.stopped = true
+		return stopped
+	}
+}
+
+// Advance moves the clock forward by d and fires the timers that came due, in no set order.
+func (c *ManualClock) Advance(d time.Duration) {
+	c.mu.Lock()
 	c.now = c.now.Add(d)
+	var due []*manualTimer
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		switch {
+		case t.stopped:
+		case !c.now.Before(t.at):
+			t.stopped = true
+			due = append(due, t)
+		default:
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
+	for _, t := range due {
+		go t.f()
+	}
 }

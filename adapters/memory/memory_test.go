@@ -11,14 +11,18 @@ import (
 
 func TestQueueStore(t *testing.T) {
 	t.Parallel()
-	porttest.TestQueueStore(t, func(*testing.T) ports.QueueStore { return memory.NewQueueStore() })
+	porttest.TestQueueStore(t, func(*testing.T) ports.QueueStore { return memory.NewQueueStore(memory.QueueStoreOptions{}) })
 }
 
 func TestMessageStore(t *testing.T) {
 	t.Parallel()
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
 		clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-		return porttest.MessageHarness{Store: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock}), Wait: clock.Advance}
+		queues := memory.NewQueueStore(memory.QueueStoreOptions{Clock: clock})
+		store := memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock, Queues: queues})
+		return porttest.MessageHarness{
+			Store: store, DeadLetters: store, Cleaning: store, Wakeups: store, Queues: queues, Wait: clock.Advance,
+		}
 	})
 }
 

@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
@@ -12,16 +14,27 @@ import (
 
 var _ ports.QueueStore = (*QueueStore)(nil)
 
-// QueueStore keeps queues in memory.
+// QueueStore keeps queues, and the record of their deletions, in memory.
 type QueueStore struct {
-	mu     sync.RWMutex
-	byID   map[domain.ID]domain.Queue
-	byName map[string]domain.ID
+	clock   ports.Clock
+	mu      sync.RWMutex
+	byID    map[domain.ID]domain.Queue
+	byName  map[string]domain.ID
+	deleted map[domain.ID]time.Time // when each deleted queue was deleted
+}
+
+// QueueStoreOptions tune a QueueStore; the zero value runs on the system clock.
+type QueueStoreOptions struct {
+	// Clock times the deletions; nil is the system clock.
+	Clock ports.Clock
 }
 
 // NewQueueStore returns an empty QueueStore.
-func NewQueueStore() *QueueStore {
-	return &QueueStore{byID: map[domain.ID]domain.Queue{}, byName: map[string]domain.ID{}}
+func NewQueueStore(o QueueStoreOptions) *QueueStore {
+	return &QueueStore{
+		clock: clockOr(o.Clock), byID: map[domain.ID]domain.Queue{}, byName: map[string]domain.ID{},
+		deleted: map[domain.ID]time.Time{},
+	}
 }
 
 // CreateQueue stores q. Returns domain.ErrQueueAlreadyExists when the name is taken.
@@ -80,4 +93,47 @@ func (s *QueueStore) UpdateQueue(_ context.Context, id domain.ID, u domain.Setti
 	q.Settings = settings
 	s.byID[id] = q
 	return q, nil
+}
+
+// DeleteQueue removes the queue and records its deletion. Returns domain.ErrQueueNotFound.
+func (s *QueueStore) DeleteQueue(_ context.Context, id domain.ID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.byID[id]
+	if !ok {
+		return domain.ErrQueueNotFound
+	}
+	delete(s.byID, id)
+	delete(s.byName, q.Name)
+	s.deleted[id] = s.clock.Now()
+	return nil
+}
+
+// DeletedQueues returns up to limit recorded deletions, the oldest first.
+func (s *QueueStore) DeletedQueues(_ context.Context, limit int) ([]ports.DeletedQueue, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.clock.Now()
+	deleted := make([]ports.DeletedQueue, 0, len(s.deleted))
+	for id, at := range s.deleted {
+		deleted = append(deleted, ports.DeletedQueue{ID: id, Age: now.Sub(at)})
+	}
+	slices.SortFunc(deleted, func(a, b ports.DeletedQueue) int { return cmp.Compare(b.Age, a.Age) })
+	return deleted[:min(limit, len(deleted))], nil
+}
+
+// ForgetDeletedQueue drops the record of a deletion.
+func (s *QueueStore) ForgetDeletedQueue(_ context.Context, id domain.ID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.deleted, id)
+	return nil
+}
+
+// isDeleted reports whether a deletion of the queue is recorded.
+func (s *QueueStore) isDeleted(id domain.ID) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, deleted := s.deleted[id]
+	return deleted
 }

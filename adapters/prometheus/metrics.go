@@ -24,7 +24,11 @@ type Metrics struct {
 
 	enqueued, delivered, redelivered, deadLettered prom.Counter
 	acknowledged, acknowledgementsIgnored          prom.Counter
+	enqueueReplays, undelivered, redriven          prom.Counter
+	leaseExtensions, leaseReleases                 *prom.CounterVec // by result
+	waitingDequeues                                prom.Gauge
 	expiredRemoved, deadLettersRemoved             prom.Counter
+	rowsRemoved                                    *prom.CounterVec // by cleaner
 	cacheHits, cacheMisses, cacheFailures          prom.Counter
 	cleanerPasses                                  *prom.CounterVec   // by cleaner and result
 	cleanerPassDuration                            *prom.HistogramVec // by cleaner
@@ -53,11 +57,29 @@ func New() *Metrics {
 		deadLettered:            counter("messages_dead_lettered_total", "Exhausted messages moved to dead-letter storage by a dequeue."),
 		acknowledged:            counter("messages_acknowledged_total", "Acknowledgements that removed their message."),
 		acknowledgementsIgnored: counter("acknowledgements_ignored_total", "Acknowledgements that removed nothing: a stale, late, repeated or unknown receipt handle."),
-		expiredRemoved:          counter("expired_messages_removed_total", "Expired messages deleted by the expired-message cleaner."),
-		deadLettersRemoved:      counter("dead_letters_removed_total", "Dead letters older than the retention deleted by the dead-letter cleaner."),
-		cacheHits:               counter("queue_cache_hits_total", "Reads of queue details answered by the queue-details cache."),
-		cacheMisses:             counter("queue_cache_misses_total", "Reads of queue details that the cache did not answer (missing entry or cache failure)."),
-		cacheFailures:           counter("queue_cache_failures_total", "Calls to the queue-details cache (read, fill, store) that failed, such as while Redis is down."),
+		enqueueReplays:          counter("enqueue_replays_total", "Enqueues that repeated an earlier request with its idempotency key and stored nothing."),
+		undelivered:             counter("messages_undelivered_total", "Deliveries taken back because their requester went away before the answer."),
+		redriven:                counter("messages_redriven_total", "Dead letters sent back to their queue."),
+		leaseExtensions: prom.NewCounterVec(prom.CounterOpts{
+			Namespace: namespace, Name: "lease_extensions_total",
+			Help: "Extends, by result: held (the lease was extended) or lost (the receipt no longer held it).",
+		}, []string{"result"}),
+		leaseReleases: prom.NewCounterVec(prom.CounterOpts{
+			Namespace: namespace, Name: "lease_releases_total",
+			Help: "Releases, by result: held (the lease ended) or lost (the receipt no longer held it).",
+		}, []string{"result"}),
+		waitingDequeues: prom.NewGauge(prom.GaugeOpts{
+			Namespace: namespace, Name: "waiting_dequeues", Help: "Dequeues waiting for a message (long polls).",
+		}),
+		rowsRemoved: prom.NewCounterVec(prom.CounterOpts{
+			Namespace: namespace, Name: "cleaner_rows_removed_total",
+			Help: "Rows deleted by the idempotency-key and deleted-queue cleaners, by cleaner.",
+		}, []string{"cleaner"}),
+		expiredRemoved:     counter("expired_messages_removed_total", "Expired messages deleted by the expired-message cleaner."),
+		deadLettersRemoved: counter("dead_letters_removed_total", "Dead letters older than the retention deleted by the dead-letter cleaner."),
+		cacheHits:          counter("queue_cache_hits_total", "Reads of queue details answered by the queue-details cache."),
+		cacheMisses:        counter("queue_cache_misses_total", "Reads of queue details that the cache did not answer (missing entry or cache failure)."),
+		cacheFailures:      counter("queue_cache_failures_total", "Calls to the queue-details cache (read, fill, store) that failed, such as while Redis is down."),
 		cleanerPasses: prom.NewCounterVec(prom.CounterOpts{
 			Namespace: namespace, Name: "cleaner_passes_total",
 			Help: "Passes of a cleaner over every queue, by cleaner and result (ok, or error when the pass ended early).",
@@ -81,6 +103,7 @@ func New() *Metrics {
 	}
 	m.registry.MustRegister(
 		m.enqueued, m.delivered, m.redelivered, m.deadLettered, m.acknowledged, m.acknowledgementsIgnored,
+		m.enqueueReplays, m.undelivered, m.redriven, m.leaseExtensions, m.leaseReleases, m.waitingDequeues, m.rowsRemoved,
 		m.expiredRemoved, m.deadLettersRemoved, m.cacheHits, m.cacheMisses, m.cacheFailures,
 		m.cleanerPasses, m.cleanerPassDuration, m.httpRequests, m.httpRequestDuration, m.httpInFlight,
 		collectors.NewGoCollector(),
@@ -104,8 +127,40 @@ func (m *Metrics) CollectPool(stat func() PoolStat) {
 	m.registry.MustRegister(newPoolCollector(stat))
 }
 
-// MessageEnqueued counts a message stored.
-func (m *Metrics) MessageEnqueued() { m.enqueued.Inc() }
+// MessagesEnqueued counts messages stored.
+func (m *Metrics) MessagesEnqueued(n int) { m.enqueued.Add(float64(n)) }
+
+// EnqueueReplayed counts an enqueue replayed by its idempotency key.
+func (m *Metrics) EnqueueReplayed() { m.enqueueReplays.Inc() }
+
+// LeaseExtended counts an extend by whether the receipt held the lease.
+func (m *Metrics) LeaseExtended(held bool) {
+	m.leaseExtensions.WithLabelValues(leaseResult(held)).Inc()
+}
+
+// LeaseReleased counts a release by whether the receipt held the lease.
+func (m *Metrics) LeaseReleased(held bool) { m.leaseReleases.WithLabelValues(leaseResult(held)).Inc() }
+
+func leaseResult(held bool) string {
+	if held {
+		return "held"
+	}
+	return "lost"
+}
+
+// MessagesUndelivered counts deliveries taken back.
+func (m *Metrics) MessagesUndelivered(n int) { m.undelivered.Add(float64(n)) }
+
+// MessagesRedriven counts dead letters sent back.
+func (m *Metrics) MessagesRedriven(n int) { m.redriven.Add(float64(n)) }
+
+// WaitingDequeues moves the gauge of waiting dequeues.
+func (m *Metrics) WaitingDequeues(delta int) { m.waitingDequeues.Add(float64(delta)) }
+
+// RowsRemoved counts rows deleted by the named cleaner.
+func (m *Metrics) RowsRemoved(cleaner string, n int) {
+	m.rowsRemoved.WithLabelValues(cleaner).Add(float64(n))
+}
 
 // MessageDelivered counts a delivery, and a redelivery as such too.
 func (m *Metrics) MessageDelivered(redelivery bool) {

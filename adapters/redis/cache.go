@@ -188,8 +188,13 @@ func (c *QueueCache) Queue(ctx context.Context, id domain.ID) (domain.Queue, boo
 	if err != nil {
 		return domain.Queue{}, false, fmt.Errorf("redis: read queue %s: %w", id, err)
 	}
-	q, found := c.decoded.decode(value, id)
-	return q, found, nil
+	switch q, state := c.decoded.decode(value, id); state {
+	case queueEntry:
+		return q, true, nil
+	case deletionEntry:
+		return domain.Queue{}, false, domain.ErrQueueNotFound
+	}
+	return domain.Queue{}, false, nil
 }
 
 // Fill writes the entry of q unless Redis holds one for it already (SET NX), so that a fill
@@ -213,18 +218,39 @@ func (c *QueueCache) Store(ctx context.Context, q domain.Queue) error {
 	return nil
 }
 
+// Delete writes the record of the queue's deletion, replacing any entry; Redis then
+// invalidates the copies that every instance holds in memory, and Fill's SET NX cannot bring
+// back details read before the deletion. When the write fails, the entry is deleted as soon
+// as Redis answers again (see forgetLater), after which every instance reads the queue's
+// absence from PostgreSQL.
+func (c *QueueCache) Delete(ctx context.Context, id domain.ID) error {
+	value, err := encodeDeletion(id)
+	if err == nil {
+		err = c.setValue(ctx, id, value, false)
+	}
+	if err != nil {
+		c.forgetLater(id)
+		return fmt.Errorf("redis: delete queue %s: %w", id, err)
+	}
+	return nil
+}
+
 func (c *QueueCache) set(ctx context.Context, q domain.Queue, onlyIfMissing bool) error {
-	client, err := c.redis()
+	value, err := encodeEntry(q)
 	if err != nil {
 		return err
 	}
-	value, err := encodeEntry(q)
+	return c.setValue(ctx, q.ID, value, onlyIfMissing)
+}
+
+func (c *QueueCache) setValue(ctx context.Context, id domain.ID, value string, onlyIfMissing bool) error {
+	client, err := c.redis()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.o.OpTimeout)
 	defer cancel()
-	set := client.B().Set().Key(c.key(q.ID)).Value(value)
+	set := client.B().Set().Key(c.key(id)).Value(value)
 	var command rueidis.Completed
 	if onlyIfMissing {
 		command = set.Nx().Px(c.o.EntryTTL).Build()

@@ -25,6 +25,8 @@ type entry struct {
 	VisibilityTimeoutSeconds int64  `json:"visibility_timeout_seconds"`
 	MaxDeliveryAttempts      int    `json:"max_delivery_attempts"`
 	DefaultMessageTTLSeconds int64  `json:"default_message_ttl_seconds"`
+	// Deleted marks the record of a deletion, which has no name or settings.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // errUnexpectedData reports bytes after the JSON object of an entry.
@@ -43,34 +45,59 @@ func encodeEntry(q domain.Queue) (string, error) {
 	return string(value), err
 }
 
+// encodeDeletion returns the stored value that records the deletion of queue id.
+func encodeDeletion(id domain.ID) (string, error) {
+	value, err := json.Marshal(entry{Version: entryVersion, ID: id.String(), Deleted: true})
+	return string(value), err
+}
+
+// entryState is what a stored value says of its queue.
+type entryState uint8
+
+const (
+	notAnEntry entryState = iota
+	queueEntry
+	deletionEntry
+)
+
 // decodeEntry returns the queue in value if value is a well-formed entry of the current
-// version for queue id whose name and settings pass the domain's validation. Anything else
-// (another version, a truncated or foreign value, a setting out of range) is not an entry.
-func decodeEntry(value string, id domain.ID) (domain.Queue, bool) {
+// version for queue id whose name and settings pass the domain's validation, or reports the
+// record of its deletion. Anything else (another version, a truncated or foreign value, a
+// setting out of range) is not an entry.
+func decodeEntry(value string, id domain.ID) (domain.Queue, entryState) {
 	var e entry
 	if err := strictUnmarshal(value, &e); err != nil || e.Version != entryVersion {
-		return domain.Queue{}, false
+		return domain.Queue{}, notAnEntry
 	}
 	entryID, err := domain.ParseID(e.ID)
-	if err != nil || entryID != id || domain.ValidateQueueName(e.Name) != nil {
-		return domain.Queue{}, false
+	if err != nil || entryID != id {
+		return domain.Queue{}, notAnEntry
+	}
+	if e.Deleted {
+		if e != (entry{Version: entryVersion, ID: e.ID, Deleted: true}) {
+			return domain.Queue{}, notAnEntry
+		}
+		return domain.Queue{}, deletionEntry
+	}
+	if domain.ValidateQueueName(e.Name) != nil {
+		return domain.Queue{}, notAnEntry
 	}
 	visibilityTimeout, ok := seconds(e.VisibilityTimeoutSeconds)
 	if !ok || domain.ValidateVisibilityTimeout(visibilityTimeout) != nil {
-		return domain.Queue{}, false
+		return domain.Queue{}, notAnEntry
 	}
 	defaultMessageTTL, ok := seconds(e.DefaultMessageTTLSeconds)
 	if !ok || domain.ValidateDefaultMessageTTL(defaultMessageTTL) != nil {
-		return domain.Queue{}, false
+		return domain.Queue{}, notAnEntry
 	}
 	if domain.ValidateMaxDeliveryAttempts(e.MaxDeliveryAttempts) != nil {
-		return domain.Queue{}, false
+		return domain.Queue{}, notAnEntry
 	}
 	return domain.Queue{ID: id, Name: e.Name, Settings: domain.Settings{
 		VisibilityTimeout:   visibilityTimeout,
 		MaxDeliveryAttempts: e.MaxDeliveryAttempts,
 		DefaultMessageTTL:   defaultMessageTTL,
-	}}, true
+	}}, queueEntry
 }
 
 // strictUnmarshal decodes exactly one JSON object with only the fields of e.
@@ -105,7 +132,7 @@ type decodings struct {
 type decoding struct {
 	value string
 	queue domain.Queue
-	found bool
+	state entryState
 }
 
 // maxDecodings bounds the remembered decodings; past it they are forgotten all at once.
@@ -113,19 +140,19 @@ const maxDecodings = 10000
 
 // decode returns decodeEntry(value, id), remembered from the last call for id when value
 // is the same.
-func (d *decodings) decode(value string, id domain.ID) (domain.Queue, bool) {
+func (d *decodings) decode(value string, id domain.ID) (domain.Queue, entryState) {
 	d.mu.RLock()
 	last, ok := d.m[id]
 	d.mu.RUnlock()
 	if ok && last.value == value {
-		return last.queue, last.found
+		return last.queue, last.state
 	}
-	q, found := decodeEntry(value, id)
+	q, state := decodeEntry(value, id)
 	d.mu.Lock()
 	if d.m == nil || len(d.m) >= maxDecodings {
 		d.m = make(map[domain.ID]decoding)
 	}
-	d.m[id] = decoding{value: value, queue: q, found: found}
+	d.m[id] = decoding{value: value, queue: q, state: state}
 	d.mu.Unlock()
-	return q, found
+	return q, state
 }

@@ -18,23 +18,30 @@ func TestDecodings_FollowTheValue(t *testing.T) {
 	var d decodings
 
 	got, found := d.decode(first, q.ID)
-	is.True(found)
+	is.Equal(found, queueEntry)
 	is.Equal(got, q)
 	got, found = d.decode(first, q.ID) // the same value again: the remembered decoding
-	is.True(found)
+	is.Equal(found, queueEntry)
 	is.Equal(got, q)
 
 	q.VisibilityTimeout = 90 * time.Second
 	second, err := encodeEntry(q)
 	is.NoErr(err)
 	got, found = d.decode(second, q.ID) // a new value is decoded, never the old one reused
-	is.True(found)
+	is.Equal(found, queueEntry)
 	is.Equal(got.VisibilityTimeout, 90*time.Second)
 
 	_, found = d.decode(`{"v":1`, q.ID) // an odd value stays a miss
-	is.True(!found)
+	is.Equal(found, notAnEntry)
 	_, found = d.decode(second, domain.ID(uuid.Must(uuid.NewV7()))) // an entry under another queue's key
-	is.True(!found)
+	is.Equal(found, notAnEntry)
+
+	deletion, err := encodeDeletion(q.ID)
+	is.NoErr(err)
+	_, found = d.decode(deletion, q.ID) // the record of a deletion
+	is.Equal(found, deletionEntry)
+	_, found = d.decode(`{"v":1,"id":"`+q.ID.String()+`","name":"orders","deleted":true}`, q.ID) // a deletion with settings is odd
+	is.Equal(found, notAnEntry)
 }
 
 func TestDecodings_StayBounded(t *testing.T) {
@@ -45,7 +52,7 @@ func TestDecodings_StayBounded(t *testing.T) {
 		value, err := encodeEntry(q)
 		is.NoErr(err)
 		_, found := d.decode(value, q.ID)
-		is.True(found)
+		is.Equal(found, queueEntry)
 	}
 	is.True(len(d.m) <= maxDecodings)
 }

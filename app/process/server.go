@@ -22,6 +22,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	stores  *stores
+	service *app.Service
 	handler http.Handler
 	// cleaners is nil when cfg.Workers is off.
 	cleaners *app.Cleaners
@@ -51,10 +52,10 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 	if err != nil {
 		return nil, err
 	}
-	service := app.NewService(app.Ports{
+	s.service = app.NewService(app.Ports{
 		Queues: stores.queues, Messages: stores.messages, Cache: cache, Logger: log, Metrics: metrics,
-	})
-	s.handler = httpapi.NewHandler(service, httpapi.Options{
+	}, app.Options{IdempotencyRetention: cfg.Cleaners.IdempotencyRetention})
+	s.handler = httpapi.NewHandler(s.service, httpapi.Options{
 		Logger:                log,
 		Ready:                 stores.ready,
 		CacheReady:            cacheReady,
@@ -116,6 +117,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: waiting for requests in flight", "timeout", s.cfg.ShutdownTimeout)
+	s.service.Close() // waiting dequeues answer now, with nothing
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
@@ -148,6 +150,9 @@ func (s *Server) startCleaners() (stop func()) {
 
 // Close releases the connections, in the reverse order of their opening.
 func (s *Server) Close() {
+	if s.service != nil {
+		s.service.Close()
+	}
 	s.closers.close()
 	s.stores.closers.close()
 }

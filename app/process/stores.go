@@ -33,7 +33,8 @@ func openStores(ctx context.Context, cfg Config, log *slog.Logger) (*stores, err
 	switch cfg.Store {
 	case StoreMemory:
 		log.Warn("serving from process memory (--store=memory): nothing is durable and a restart loses every queue and message")
-		return &stores{queues: memory.NewQueueStore(), messages: memory.NewMessageStore(memory.MessageStoreOptions{})}, nil
+		queues := memory.NewQueueStore(memory.QueueStoreOptions{})
+		return &stores{queues: queues, messages: memory.NewMessageStore(memory.MessageStoreOptions{Queues: queues})}, nil
 	case StorePostgres:
 		return openPostgres(ctx, cfg)
 	}

@@ -23,8 +23,8 @@ import (
 // newMemoryServer serves the Retsu API on the memory stores, as `retsu serve --store=memory`.
 func newMemoryServer(t *testing.T, wrap func(http.Handler) http.Handler) *httptest.Server {
 	handler := httpapi.NewHandler(app.NewService(app.Ports{
-		Queues: memory.NewQueueStore(), Messages: memory.NewMessageStore(memory.MessageStoreOptions{}), Cache: memory.NewQueueCache(memory.QueueCacheOptions{}),
-	}), httpapi.Options{})
+		Queues: memory.NewQueueStore(memory.QueueStoreOptions{}), Messages: memory.NewMessageStore(memory.MessageStoreOptions{}), Cache: memory.NewQueueCache(memory.QueueCacheOptions{}),
+	}, app.Options{}), httpapi.Options{})
 	server := httptest.NewServer(wrap(handler))
 	t.Cleanup(server.Close)
 	return server

@@ -13,9 +13,15 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-// MessageHarness is what the MessageStore suite needs from an adapter.
+// MessageHarness is what the MessageStore suite needs from an adapter: its message store
+// and the other roles of that store, on one backing.
 type MessageHarness struct {
-	Store ports.MessageStore
+	Store       ports.MessageStore
+	DeadLetters ports.DeadLetterStore
+	Cleaning    ports.Cleaning
+	Wakeups     ports.Wakeups
+	// Queues is the QueueStore on the same backing, whose deletions the store honours.
+	Queues ports.QueueStore
 	// Wait lets d pass on the store's clock: a store on a real clock sleeps, a store on
 	// a manual clock advances it.
 	Wait func(d time.Duration)
@@ -55,7 +61,8 @@ func (m *messageTest) enqueue(p domain.Priority, payload string, options ...func
 	for _, o := range options {
 		o(&e)
 	}
-	m.is.NoErr(m.Store.Enqueue(ctx, e)) // enqueue succeeds
+	_, err := m.Store.Enqueue(ctx, ports.EnqueueParams{QueueID: m.queueID, Messages: []domain.Enqueue{e}})
+	m.is.NoErr(err) // enqueue succeeds
 	return e.MessageID
 }
 
@@ -70,25 +77,25 @@ func withMaxDeliveryAttempts(n int) func(*domain.Enqueue) {
 // dequeue expects a delivery.
 func (m *messageTest) dequeue() domain.Delivery {
 	m.is.Helper()
-	result, err := m.Store.Dequeue(ctx, m.queueID)
+	result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
 	m.is.NoErr(err)
-	m.is.True(result.OK) // a message is delivered
-	return result.Delivery
+	m.is.Equal(len(result.Deliveries), 1) // a message is delivered
+	return result.Deliveries[0]
 }
 
 // dequeueNothing expects no delivery.
 func (m *messageTest) dequeueNothing() {
 	m.is.Helper()
-	result, err := m.Store.Dequeue(ctx, m.queueID)
+	result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
 	m.is.NoErr(err)
-	m.is.True(!result.OK) // no message is deliverable
+	m.is.Equal(len(result.Deliveries), 0) // no message is deliverable
 }
 
 func (m *messageTest) acknowledge(d domain.Delivery) bool {
 	m.is.Helper()
-	removed, err := m.Store.Acknowledge(ctx, m.queueID, d.MessageID, d.ReceiptHandle)
+	removed, err := m.Store.Acknowledge(ctx, m.queueID, []domain.Receipt{d.Receipt()})
 	m.is.NoErr(err)
-	return removed
+	return removed[0]
 }
 
 func (m *messageTest) stats() domain.QueueStats {
@@ -254,20 +261,20 @@ var messageStoreTests = []struct {
 	{"Acknowledge_OtherQueue_RemovesNothing", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityHigh, "mine")
 		d := m.dequeue()
-		removed, err := m.Store.Acknowledge(ctx, newID(), d.MessageID, d.ReceiptHandle)
+		removed, err := m.Store.Acknowledge(ctx, newID(), []domain.Receipt{d.Receipt()})
 		m.is.NoErr(err)
-		m.is.True(!removed)         // a handle used through another queue removes nothing
+		m.is.True(!removed[0])         // a handle used through another queue removes nothing
 		m.is.True(m.acknowledge(d)) // the message is still there for its own queue
 	}},
 
 	{"Acknowledge_UnknownMessageOrHandle_RemovesNothing", func(t *testing.T, m *messageTest) {
 		id := m.enqueue(domain.PriorityHigh, "waiting")
-		removed, err := m.Store.Acknowledge(ctx, m.queueID, newID(), newID())
+		removed, err := m.Store.Acknowledge(ctx, m.queueID, []domain.Receipt{{MessageID: newID(), ReceiptHandle: newID()}})
 		m.is.NoErr(err)
-		m.is.True(!removed) // an unknown message is not an error
-		removed, err = m.Store.Acknowledge(ctx, m.queueID, id, newID())
+		m.is.True(!removed[0]) // an unknown message is not an error
+		removed, err = m.Store.Acknowledge(ctx, m.queueID, []domain.Receipt{{MessageID: id, ReceiptHandle: newID()}})
 		m.is.NoErr(err)
-		m.is.True(!removed)                   // an invented handle removes nothing
+		m.is.True(!removed[0])                   // an invented handle removes nothing
 		m.is.Equal(m.dequeue().MessageID, id) // the waiting message is still delivered
 	}},
 
@@ -284,11 +291,11 @@ var messageStoreTests = []struct {
 	{"DeleteExpired_RemovesExpiredWaitingMessagesOnly", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityHigh, "expires", withTTL(time.Second))
 		m.enqueue(domain.PriorityHigh, "lives")
-		deleted, err := m.Store.DeleteExpired(ctx, m.queueID, 100)
+		deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 0) // nothing has expired yet
 		m.Wait(time.Second + margin)
-		deleted, err = m.Store.DeleteExpired(ctx, m.queueID, 100)
+		deleted, err = m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 1)                   // the expired message is deleted
 		m.is.Equal(m.dequeue().Payload, "lives") // the live one stays
@@ -299,12 +306,12 @@ var messageStoreTests = []struct {
 		m.enqueue(domain.PriorityHigh, "abandoned", withTTL(time.Second), withVisibilityTimeout(2*time.Second))
 		acknowledged, abandoned := m.dequeue(), m.dequeue()
 		m.Wait(time.Second + margin)
-		deleted, err := m.Store.DeleteExpired(ctx, m.queueID, 100)
+		deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 0)                 // expired but in flight: both stay
 		m.is.True(m.acknowledge(acknowledged)) // and can still be acknowledged
 		m.Wait(time.Second)
-		deleted, err = m.Store.DeleteExpired(ctx, m.queueID, 100)
+		deleted, err = m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 1)               // once its visibility timeout ended, the other goes
 		m.is.True(!m.acknowledge(abandoned)) // its delivery is over
@@ -316,7 +323,7 @@ var messageStoreTests = []struct {
 		}
 		m.Wait(time.Second + margin)
 		for _, want := range []int{2, 2, 1, 0} {
-			deleted, err := m.Store.DeleteExpired(ctx, m.queueID, 2)
+			deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 2)
 			m.is.NoErr(err)
 			m.is.Equal(deleted, want) // each call deletes at most the limit
 		}
@@ -328,11 +335,11 @@ var messageStoreTests = []struct {
 		m.Wait(time.Second + margin)
 		m.dequeueNothing()
 		m.is.Equal(m.deadLettered(), int64(1))
-		deleted, err := m.Store.DeleteDeadLetters(ctx, m.queueID, time.Hour, 100)
+		deleted, err := m.Cleaning.DeleteDeadLetters(ctx, m.queueID, time.Hour, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 0) // a young dead letter is kept
 		m.Wait(time.Second + margin)
-		deleted, err = m.Store.DeleteDeadLetters(ctx, m.queueID, time.Second, 100)
+		deleted, err = m.Cleaning.DeleteDeadLetters(ctx, m.queueID, time.Second, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 1)                 // an old one is deleted
 		m.is.Equal(m.deadLettered(), int64(0)) // and gone from storage
@@ -390,16 +397,16 @@ var messageStoreTests = []struct {
 		for range consumers {
 			wg.Go(func() {
 				for {
-					result, err := m.Store.Dequeue(ctx, m.queueID)
+					result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
 					if err != nil {
 						t.Error(err)
 						return
 					}
-					if !result.OK {
+					if len(result.Deliveries) == 0 {
 						return
 					}
 					mu.Lock()
-					seen[result.Delivery.MessageID]++
+					seen[result.Deliveries[0].MessageID]++
 					mu.Unlock()
 				}
 			})

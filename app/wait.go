@@ -1,0 +1,194 @@
+package app
+
+import (
+	"sync"
+	"time"
+
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// waitRoom holds the dequeues that wait for a message, by queue, and wakes them when one may
+// have become deliverable: on a wakeup from the stores (ports.Wakeups), and on a timer set
+// to the next moment a delayed or leased message becomes deliverable. A waiting dequeue holds
+// no database connection; it costs a goroutine and a channel until it is woken, and only the
+// dequeues it wakes ask the store again, one per message that may have come.
+type waitRoom struct {
+	clock ports.Clock
+
+	mu     sync.Mutex
+	queues map[domain.ID]*queueWaits
+	closed bool
+	// done is closed by close: every wait ends.
+	done chan struct{}
+}
+
+// queueWaits are the waits of one queue, in arrival order, and its timer.
+type queueWaits struct {
+	waits []*wait
+	// timerAt is when the timer fires, zero without one; stopTimer stops it.
+	timerAt   time.Time
+	stopTimer func() bool
+}
+
+// wait is one waiting dequeue.
+type wait struct {
+	queueID domain.ID
+	// want is how many messages the dequeue takes.
+	want int
+	// woken receives a signal when the dequeue should ask the store again.
+	woken chan struct{}
+	// asking is set while the dequeue asks the store, so that a wakeup goes to one that is
+	// not already asking; again, when a wakeup came meanwhile, which that ask may have
+	// missed, so that the dequeue asks once more.
+	asking, again bool
+}
+
+func newWaitRoom(clock ports.Clock) *waitRoom {
+	return &waitRoom{clock: clock, queues: map[domain.ID]*queueWaits{}, done: make(chan struct{})}
+}
+
+// enter adds a wait for up to want messages of the queue, first asking (its dequeue asks
+// the store right away). It returns nil when the room is closed.
+func (r *waitRoom) enter(queueID domain.ID, want int) *wait {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	w := &wait{queueID: queueID, want: want, woken: make(chan struct{}, 1), asking: true}
+	q := r.queues[queueID]
+	if q == nil {
+		q = &queueWaits{}
+		r.queues[queueID] = q
+	}
+	q.waits = append(q.waits, w)
+	return w
+}
+
+// leave removes w.
+func (r *waitRoom) leave(w *wait) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[w.queueID]
+	if q == nil {
+		return
+	}
+	for i, other := range q.waits {
+		if other == w {
+			q.waits = append(q.waits[:i], q.waits[i+1:]...)
+			break
+		}
+	}
+	if len(q.waits) == 0 {
+		if q.stopTimer != nil {
+			q.stopTimer()
+		}
+		delete(r.queues, w.queueID)
+	}
+}
+
+// asked records that w's dequeue asked the store and got got messages: it waits again. A
+// dequeue that got all it wanted may have left more behind, so the next wait of the queue
+// asks in turn; next, when hasNext, is when a message not deliverable now may become so.
+func (r *waitRoom) asked(w *wait, got int, next time.Duration, hasNext bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queues[w.queueID]
+	if q == nil {
+		return
+	}
+	w.asking = false
+	if w.again {
+		w.again = false
+		r.wakeOneLocked(w)
+	}
+	if got >= w.want && got > 0 {
+		r.wakeLocked(q, 1)
+	}
+	if hasNext {
+		r.scheduleLocked(w.queueID, q, next)
+	}
+}
+
+// notify handles a wakeup from the stores.
+func (r *waitRoom) notify(wakeup ports.Wakeup) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if wakeup.QueueID.IsZero() {
+		for _, q := range r.queues {
+			r.wakeLocked(q, 0)
+		}
+		return
+	}
+	q := r.queues[wakeup.QueueID]
+	if q == nil {
+		return
+	}
+	if wakeup.After > 0 {
+		r.scheduleLocked(wakeup.QueueID, q, wakeup.After)
+		return
+	}
+	r.wakeLocked(q, wakeup.Count)
+}
+
+// wakeLocked wakes the first waits that are not asking, enough to take count messages, or
+// every one when count is 0. The waits that are asking are told to ask again, since their
+// ask may have looked before the messages came; they do not count.
+func (r *waitRoom) wakeLocked(q *queueWaits, count int) {
+	for _, w := range q.waits {
+		if w.asking {
+			w.again = true
+			continue
+		}
+		r.wakeOneLocked(w)
+		if count > 0 {
+			if count -= w.want; count <= 0 {
+				return
+			}
+		}
+	}
+}
+
+// wakeOneLocked makes w ask again.
+func (r *waitRoom) wakeOneLocked(w *wait) {
+	w.asking = true
+	w.woken <- struct{}{} // never blocks: a wait is woken once per ask, and drains it to ask
+}
+
+// scheduleLocked sets the queue's timer to fire after d, unless it fires sooner already.
+// When it fires, one wait asks; if it finds as many messages as it wanted, the next asks.
+func (r *waitRoom) scheduleLocked(queueID domain.ID, q *queueWaits, d time.Duration) {
+	at := r.clock.Now().Add(d)
+	if !q.timerAt.IsZero() && !q.timerAt.After(at) {
+		return
+	}
+	if q.stopTimer != nil {
+		q.stopTimer()
+	}
+	q.timerAt = at
+	q.stopTimer = r.clock.AfterFunc(d, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if current := r.queues[queueID]; current == q && q.timerAt.Equal(at) {
+			q.timerAt, q.stopTimer = time.Time{}, nil
+			r.wakeLocked(q, 1)
+		}
+	})
+}
+
+// close ends every wait and refuses new ones.
+func (r *waitRoom) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.closed = true
+	close(r.done)
+	for _, q := range r.queues {
+		if q.stopTimer != nil {
+			q.stopTimer()
+		}
+	}
+}

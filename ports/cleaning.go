@@ -1,0 +1,28 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/retsu/retsu/domain"
+)
+
+// Cleaning is the stores' part of the cleaners: each method deletes a bounded batch, so that
+// no transaction grows with the backlog, and safely while other cleaners and requests run.
+type Cleaning interface {
+	// DeleteExpired permanently deletes up to limit of the queue's removable messages (see
+	// domain.Message.IsRemovable) and returns how many it deleted.
+	DeleteExpired(ctx context.Context, queueID domain.ID, limit int) (int, error)
+
+	// DeleteDeadLetters permanently deletes up to limit of the queue's dead letters that
+	// are older than retention and returns how many it deleted.
+	DeleteDeadLetters(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error)
+
+	// DeleteIdempotencyKeys permanently deletes up to limit of the queue's idempotency keys
+	// older than retention and returns how many it deleted.
+	DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error)
+
+	// DeleteQueueData permanently deletes up to limit of the messages, dead letters and
+	// idempotency keys of a deleted queue and returns how many it deleted.
+	DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error)
+}
