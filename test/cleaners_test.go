@@ -20,7 +20,6 @@ import (
 	"github.com/retsu/retsu/adapters/postgres"
 	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
-	"github.com/retsu/retsu/ports"
 )
 
 // cleanerRig is a service and cleaners in this process, on a schema of the test database

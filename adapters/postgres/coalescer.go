@@ -17,7 +17,10 @@ import (
 // Each requester waits for the outcome of its own batch: run's answer for it, or run's error,
 // which reaches every request of the batch. Batches run on a context of their own, bounded by
 // timeout, because a batch serves many requesters and none of them may cancel it for the
-// others.
+// others. A requester whose context ends before its batch leaves is taken out and gets its
+// context's error: nothing was done for it. Once its batch has left, it waits for the batch's
+// outcome and gets it, whatever its context says: an error answered then would hide work
+// that was done, such as a message stored, or a delivery made that nobody receives.
 type coalescer[Request, Answer any] struct {
 	run    func(ctx context.Context, batch []Request, answers []Answer) error
 	limits batchLimits
@@ -60,9 +63,9 @@ func newCoalescer[Request, Answer any](limits batchLimits, cost func(Request) in
 }
 
 // do carries out request in the next batch and returns its answer once the batch is done.
-// When ctx ends first, do returns ctx's error; a request whose batch already left is then
-// still carried out, as any statement sent to a database may complete after its caller gave
-// up. Returns errClosed after close.
+// When ctx ends before the batch leaves, do takes the request out and returns ctx's error;
+// once the batch has left, do returns its outcome, after ctx ended if need be (the batch's
+// timeout bounds the wait). Returns errClosed after close.
 func (c *coalescer[Request, Answer]) do(ctx context.Context, request Request) (Answer, error) {
 	call := &pendingCall[Request, Answer]{request: request, done: make(chan struct{})}
 	if err := c.submit(call); err != nil {
@@ -74,16 +77,12 @@ func (c *coalescer[Request, Answer]) do(ctx context.Context, request Request) (A
 		return call.answer, call.err
 	case <-ctx.Done():
 	}
-	if !c.withdraw(call) {
-		// The batch left already: its answer, if it is in, is still the truth.
-		select {
-		case <-call.done:
-			return call.answer, call.err
-		default:
-		}
+	if c.withdraw(call) {
+		var zero Answer
+		return zero, ctx.Err()
 	}
-	var zero Answer
-	return zero, ctx.Err()
+	<-call.done
+	return call.answer, call.err
 }
 
 // submit queues call and, when a batch slot is free, starts a batch at once.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // BenchmarkCoalescer measures what the coalescer adds to each request, with a batch function
@@ -74,21 +75,21 @@ func BenchmarkNewRound(b *testing.B) {
 		q := queues[i%len(queues)]
 		switch i % 3 {
 		case 0:
-			batch = append(batch, operation{kind: enqueueOperation, enqueue: domain.Enqueue{
+			batch = append(batch, operation{kind: enqueueOperation, queueID: q, enqueue: ports.EnqueueParams{QueueID: q, Messages: []domain.Enqueue{{
 				QueueID: q, MessageID: newBenchID(), Priority: domain.PriorityMedium,
 				Payload: "send welcome email to user 12345", TTL: time.Hour, VisibilityTimeout: time.Minute, MaxDeliveryAttempts: 5,
-			}})
+			}}}})
 		case 1:
-			batch = append(batch, operation{kind: dequeueOperation, queueID: q})
+			batch = append(batch, operation{kind: dequeueOperation, queueID: q, dequeue: ports.DequeueParams{QueueID: q, Max: 1}})
 		default:
-			batch = append(batch, operation{kind: acknowledgeOperation,
-				acknowledgement: acknowledgement{q, newBenchID(), newBenchID()}})
+			batch = append(batch, operation{kind: acknowledgeOperation, queueID: q,
+				receipts: []domain.Receipt{{MessageID: newBenchID(), ReceiptHandle: newBenchID()}}})
 		}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
 		r := newRound(batch)
-		if r.statements().Len() != 1+len(queues)+1 {
+		if r.statements(batch).Len() != 1+len(queues)+1 {
 			b.Fatal("unexpected statements")
 		}
 	}

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"testing"
 
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
@@ -12,21 +14,24 @@ import (
 // Operation is one request as the coalescer carries it.
 type Operation = operation
 
-// Enqueueing is the operation of Enqueue(e).
-func Enqueueing(e domain.Enqueue) Operation { return operation{kind: enqueueOperation, enqueue: e} }
+// Enqueueing is the operation of an Enqueue of e alone.
+func Enqueueing(e domain.Enqueue) Operation {
+	return operation{kind: enqueueOperation, queueID: e.QueueID,
+		enqueue: ports.EnqueueParams{QueueID: e.QueueID, Messages: []domain.Enqueue{e}}}
+}
 
-// Dequeueing is the operation of Dequeue(queueID).
+// Dequeueing is the operation of a Dequeue of one message of queueID.
 func Dequeueing(queueID domain.ID) Operation {
-	return operation{kind: dequeueOperation, queueID: queueID}
+	return operation{kind: dequeueOperation, queueID: queueID, dequeue: ports.DequeueParams{QueueID: queueID, Max: 1}}
 }
 
 // Acknowledging is the operation of an Acknowledge of delivery d of queue queueID.
 func Acknowledging(queueID domain.ID, d domain.Delivery) Operation {
-	return operation{kind: acknowledgeOperation, acknowledgement: acknowledgement{queueID, d.MessageID, d.ReceiptHandle}}
+	return operation{kind: acknowledgeOperation, queueID: queueID, receipts: []domain.Receipt{d.Receipt()}}
 }
 
-// Round carries out batch as one round and returns what Dequeue and Acknowledge would have
-// returned for each of its operations.
+// Round carries out batch as one round and returns what Dequeue and Acknowledge (of a
+// single receipt) would have returned for each of its operations.
 func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Dequeued, []bool, error) {
 	outcomes := make([]outcome, len(batch))
 	if err := s.runRound(ctx, batch, outcomes); err != nil {
@@ -34,7 +39,27 @@ func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Deq
 	}
 	dequeued, removed := make([]ports.Dequeued, len(batch)), make([]bool, len(batch))
 	for i, o := range outcomes {
-		dequeued[i], removed[i] = o.dequeued, o.removed
+		dequeued[i] = o.dequeued
+		removed[i] = len(o.removed) == 1 && o.removed[0]
 	}
 	return dequeued, removed, nil
+}
+
+// ClaimStatement is the claim, for tests that explain it.
+const ClaimStatement = claimMessages
+
+// SharedBuffers returns the shared buffers (hit and read) of the root of an EXPLAIN
+// (ANALYZE, BUFFERS, FORMAT JSON) plan, which counts every node and CTE under it.
+func SharedBuffers(t *testing.T, plan string) int {
+	t.Helper()
+	var explained []struct {
+		Plan struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+	}
+	if err := json.Unmarshal([]byte(plan), &explained); err != nil || len(explained) != 1 {
+		t.Fatalf("read plan %q: %v", plan, err)
+	}
+	return explained[0].Plan.Hit + explained[0].Plan.Read
 }

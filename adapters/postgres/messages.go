@@ -12,28 +12,42 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-var _ ports.MessageStore = (*MessageStore)(nil)
+var (
+	_ ports.MessageStore    = (*MessageStore)(nil)
+	_ ports.DeadLetterStore = (*MessageStore)(nil)
+	_ ports.Cleaning        = (*MessageStore)(nil)
+	_ ports.Wakeups         = (*MessageStore)(nil)
+)
 
-// MessageStore keeps messages in the messages table and dead letters in dead_letters.
+// MessageStore keeps messages in the messages table, dead letters in dead_letters and
+// idempotency keys in idempotency_keys. It is the dead-letter store and the cleaners' store
+// too, and it tells its subscribers when messages may have become deliverable, on this
+// instance or any other (listen.go).
 //
-// Concurrent enqueues, dequeues and acknowledgements are coalesced (see coalescer and
-// round): those that arrive while earlier ones are in the database leave together, in one
-// round trip and one transaction, and each caller is answered once that transaction
-// committed. Close stops the coalescing; a MessageStore must be closed before its pool.
+// Concurrent enqueues, dequeues, acknowledgements, extends, releases and undeliveries are
+// coalesced (see coalescer and round): those that arrive while earlier ones are in the
+// database leave together, in one round trip and one transaction, and each caller is
+// answered once that transaction committed. Close stops the coalescing and the listening; a
+// MessageStore must be closed before its pool.
 type MessageStore struct {
-	pool   *pgxpool.Pool
-	rounds *coalescer[operation, outcome]
+	pool     *pgxpool.Pool
+	rounds   *coalescer[operation, outcome]
+	listener *listener
 }
 
 // The bounds of coalescing.
 const (
-	// maxRound caps the requests of one round, which bounds its memory and duration.
+	// maxRound caps the cost of one round (see operation.cost), which bounds its memory and
+	// duration; a request costlier than it, such as a batch of 1,000, leaves alone.
 	maxRound = 500
 	// payloadBytesPerCost adds one unit to a round's maxRound budget per so many bytes of
 	// payload, so that the payloads of one round total about 1 MiB at most.
 	payloadBytesPerCost = 2048
 	// roundTimeout bounds each round, in place of the deadlines of the requests it carries.
 	roundTimeout = 10 * time.Second
+	// batchSize bounds the rows that one statement of a purge or a deletion of every dead
+	// letter deletes, so that no transaction grows with the queue.
+	batchSize = 10000
 )
 
 // MessageStoreOptions tune a MessageStore; a zero field takes its default.
@@ -49,64 +63,90 @@ type MessageStoreOptions struct {
 // NewMessageStore returns a MessageStore on pool.
 func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	limits := batchLimits{maxRunning: max(o.RoundsInFlight, 1), maxCost: maxRound, timeout: roundTimeout}
-	s := &MessageStore{pool: pool}
+	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig)}
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
 	return s
 }
 
 // Close answers the requests already made and refuses new ones with a service_unavailable
-// error. It does not close the pool.
-func (s *MessageStore) Close() { s.rounds.close() }
+// error, and stops listening. It does not close the pool.
+func (s *MessageStore) Close() {
+	s.rounds.close()
+	s.listener.close()
+}
 
 // errClosed answers requests made after Close. It is service_unavailable: a closing instance
 // cannot serve them, another one may.
 var errClosed = domain.Unavailable(errors.New("postgres: the message store is closed"))
 
-// Enqueue inserts the message; it is durable once Enqueue returns nil.
-func (s *MessageStore) Enqueue(ctx context.Context, e domain.Enqueue) error {
-	_, err := s.rounds.do(ctx, operation{kind: enqueueOperation, enqueue: e})
-	return err
-}
-
-// Dequeue delivers the queue's best deliverable message. While its claim moves exhausted
-// messages to dead-letter storage in place of delivering one, it asks again in the next
-// round: each round commits on its own, so that a failure of a later one fails this dequeue
-// alone, never the requests that shared an earlier round.
-func (s *MessageStore) Dequeue(ctx context.Context, queueID domain.ID) (ports.Dequeued, error) {
-	deadLettered := 0
-	for {
-		out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: queueID})
-		deadLettered += out.dequeued.DeadLettered
-		out.dequeued.DeadLettered = deadLettered
-		if err != nil || !out.searchOn {
-			return out.dequeued, err
-		}
+// Enqueue stores the messages of one request, or replays the request that first used its
+// key; it is durable once Enqueue returns nil.
+func (s *MessageStore) Enqueue(ctx context.Context, p ports.EnqueueParams) (ports.Enqueued, error) {
+	out, err := s.rounds.do(ctx, operation{kind: enqueueOperation, queueID: p.QueueID, enqueue: p})
+	if err != nil {
+		return ports.Enqueued{}, err
 	}
+	return out.enqueued, out.err
 }
 
-// Acknowledge removes the message when receiptHandle names its current, unexpired delivery.
-func (s *MessageStore) Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) (bool, error) {
-	out, err := s.rounds.do(ctx, operation{kind: acknowledgeOperation,
-		acknowledgement: acknowledgement{queueID, messageID, receiptHandle}})
+// Dequeue delivers up to p.Max of the queue's deliverable messages in one claim.
+func (s *MessageStore) Dequeue(ctx context.Context, p ports.DequeueParams) (ports.Dequeued, error) {
+	out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: p.QueueID, dequeue: p})
+	return out.dequeued, err
+}
+
+// Acknowledge removes each message whose receipt holds its lease.
+func (s *MessageStore) Acknowledge(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
+	out, err := s.rounds.do(ctx, operation{kind: acknowledgeOperation, queueID: queueID, receipts: receipts})
 	return out.removed, err
 }
 
-// DeleteExpired deletes up to limit of the queue's removable messages.
-func (s *MessageStore) DeleteExpired(ctx context.Context, queueID domain.ID, limit int) (int, error) {
-	tag, err := s.pool.Exec(ctx, deleteExpired, queueID, limit)
-	if err != nil {
-		return 0, fmt.Errorf("postgres: delete expired messages: %w", translate(err))
-	}
-	return int(tag.RowsAffected()), nil
+// Extend makes the lease of receipt end timeout from now.
+func (s *MessageStore) Extend(ctx context.Context, queueID domain.ID, receipt domain.Receipt, timeout time.Duration) (bool, error) {
+	out, err := s.rounds.do(ctx, operation{kind: extendOperation, queueID: queueID, receipt: receipt, seconds: seconds(timeout)})
+	return out.held, err
 }
 
-// DeleteDeadLetters deletes up to limit of the queue's dead letters older than retention.
-func (s *MessageStore) DeleteDeadLetters(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error) {
-	tag, err := s.pool.Exec(ctx, deleteDeadLetters, queueID, retention.Seconds(), limit)
-	if err != nil {
-		return 0, fmt.Errorf("postgres: delete dead letters: %w", translate(err))
+// Release ends the lease of receipt; the message is deliverable again after delay.
+func (s *MessageStore) Release(ctx context.Context, queueID domain.ID, receipt domain.Receipt, delay time.Duration) (bool, error) {
+	out, err := s.rounds.do(ctx, operation{kind: releaseOperation, queueID: queueID, receipt: receipt, seconds: seconds(delay)})
+	return out.held, err
+}
+
+// Undeliver takes back deliveries that never reached their consumer.
+func (s *MessageStore) Undeliver(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) error {
+	_, err := s.rounds.do(ctx, operation{kind: undeliverOperation, queueID: queueID, receipts: receipts})
+	return err
+}
+
+// Purge removes the queue's messages enqueued before the call, a bounded batch per
+// transaction, so that purging a large queue holds no long transaction; messages enqueued
+// meanwhile come after the cut and stay.
+func (s *MessageStore) Purge(ctx context.Context, queueID domain.ID) (int, error) {
+	var cut int64
+	if err := s.pool.QueryRow(ctx, selectLastSeq).Scan(&cut); err != nil {
+		return 0, fmt.Errorf("postgres: purge: %w", translate(err))
 	}
-	return int(tag.RowsAffected()), nil
+	return inBatches(func() (int, error) {
+		tag, err := s.pool.Exec(ctx, purgeMessages, queueID, cut, batchSize)
+		if err != nil {
+			return 0, fmt.Errorf("postgres: purge: %w", translate(err))
+		}
+		return int(tag.RowsAffected()), nil
+	})
+}
+
+// inBatches repeats deleteBatch until a batch comes back short of batchSize, and returns the
+// total.
+func inBatches(deleteBatch func() (int, error)) (int, error) {
+	total := 0
+	for {
+		n, err := deleteBatch()
+		total += n
+		if err != nil || n < batchSize {
+			return total, err
+		}
+	}
 }
 
 // Stats counts the queue's messages and dead letters by priority.
@@ -121,7 +161,7 @@ func (s *MessageStore) Stats(ctx context.Context, queueID domain.ID) (domain.Que
 		ps := &stats.Priorities[i]
 		var priority int16
 		var oldestReadySeconds float64
-		if err := rows.Scan(&priority, &ps.Ready, &ps.InFlight, &ps.DeadLettered, &oldestReadySeconds); err != nil {
+		if err := rows.Scan(&priority, &ps.Ready, &ps.InFlight, &ps.Delayed, &ps.DeadLettered, &oldestReadySeconds); err != nil {
 			return domain.QueueStats{}, fmt.Errorf("postgres: select stats: %w", err)
 		}
 		ps.Priority = domain.Priority(priority)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/retsu/retsu/adapters/postgres"
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // The tests in this file drive the coalesced MessageStore with many concurrent callers, so
@@ -24,6 +25,22 @@ func newMessageStore(t *testing.T, o postgres.MessageStoreOptions) *postgres.Mes
 }
 
 func newID() domain.ID { return domain.ID(uuid.Must(uuid.NewV7())) }
+
+// enqueueOne, dequeueOne and acknowledgeOne call the store with one message, receipt or
+// delivery.
+func enqueueOne(store *postgres.MessageStore, e domain.Enqueue) error {
+	_, err := store.Enqueue(context.Background(), ports.EnqueueParams{QueueID: e.QueueID, Messages: []domain.Enqueue{e}})
+	return err
+}
+
+func dequeueOne(store *postgres.MessageStore, queueID domain.ID) (ports.Dequeued, error) {
+	return store.Dequeue(context.Background(), ports.DequeueParams{QueueID: queueID, Max: 1})
+}
+
+func acknowledgeOne(store *postgres.MessageStore, queueID domain.ID, d domain.Delivery) (bool, error) {
+	removed, err := store.Acknowledge(context.Background(), queueID, []domain.Receipt{d.Receipt()})
+	return len(removed) == 1 && removed[0], err
+}
 
 func newEnqueue(queueID domain.ID, p domain.Priority, payload string) domain.Enqueue {
 	return domain.Enqueue{
@@ -70,7 +87,7 @@ func testConcurrentCallers(t *testing.T, store *postgres.MessageStore) {
 			for i := range perProducer {
 				e := newEnqueue(queues[(p+i)%len(queues)], domain.Priorities[(p*7+i)%3], "work")
 				start := time.Now()
-				if err := store.Enqueue(context.Background(), e); err != nil {
+				if err := enqueueOne(store, e); err != nil {
 					t.Error(err)
 					return
 				}
@@ -119,24 +136,24 @@ func testConcurrentCallers(t *testing.T, store *postgres.MessageStore) {
 	is.Equal(len(seen), producers*perProducer) // every message is delivered
 	checkDeliveryOrder(t, sent, deliveries)
 	for _, q := range queues {
-		result, err := store.Dequeue(context.Background(), q)
+		result, err := dequeueOne(store, q)
 		is.NoErr(err)
-		is.True(!result.OK) // every message was acknowledged: the queues are empty
+		is.True(!(len(result.Deliveries) == 1)) // every message was acknowledged: the queues are empty
 	}
 }
 
 // dequeueAndAcknowledge dequeues from queueID and acknowledges what it got.
 func dequeueAndAcknowledge(t *testing.T, store *postgres.MessageStore, queueID domain.ID) (dequeued, bool) {
 	start := time.Now()
-	result, err := store.Dequeue(context.Background(), queueID)
-	if err != nil || !result.OK {
+	result, err := dequeueOne(store, queueID)
+	if err != nil || !(len(result.Deliveries) == 1) {
 		if err != nil {
 			t.Error(err)
 		}
 		return dequeued{}, false
 	}
-	d := dequeued{queueID, result.Delivery, start, time.Now()}
-	removed, err := store.Acknowledge(context.Background(), queueID, d.delivery.MessageID, d.delivery.ReceiptHandle)
+	d := dequeued{queueID, result.Deliveries[0], start, time.Now()}
+	removed, err := acknowledgeOne(store, queueID, d.delivery)
 	if err != nil || !removed {
 		t.Errorf("acknowledge %s: removed %v, %v", d.delivery.MessageID, removed, err)
 	}
@@ -191,7 +208,7 @@ func TestMessageStore_ConcurrentDequeues_MoveExhaustedMessagesAndGoOn(t *testing
 	for range 3 {
 		e := newEnqueue(queueID, domain.PriorityHigh, "poison")
 		e.MaxDeliveryAttempts, e.VisibilityTimeout = 1, time.Second
-		is.NoErr(store.Enqueue(context.Background(), e))
+		is.NoErr(enqueueOne(store, e))
 	}
 	results := dequeueConcurrently(t, store, queueID, 3)
 	is.Equal(results.delivered, 3) // each poison message is delivered once
@@ -200,7 +217,7 @@ func TestMessageStore_ConcurrentDequeues_MoveExhaustedMessagesAndGoOn(t *testing
 	for range 2 {
 		e := newEnqueue(queueID, domain.PriorityLow, "fine")
 		fresh[e.MessageID] = true
-		is.NoErr(store.Enqueue(context.Background(), e))
+		is.NoErr(enqueueOne(store, e))
 	}
 	results = dequeueConcurrently(t, store, queueID, 6)
 	is.Equal(results.deadLettered, 3) // the exhausted messages are moved, each once
@@ -222,7 +239,7 @@ func dequeueConcurrently(t *testing.T, store *postgres.MessageStore, queueID dom
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			result, err := store.Dequeue(context.Background(), queueID)
+			result, err := dequeueOne(store, queueID)
 			if err != nil {
 				t.Error(err)
 				return
@@ -230,9 +247,9 @@ func dequeueConcurrently(t *testing.T, store *postgres.MessageStore, queueID dom
 			mu.Lock()
 			defer mu.Unlock()
 			results.deadLettered += result.DeadLettered
-			if result.OK {
+			if (len(result.Deliveries) == 1) {
 				results.delivered++
-				results.ids[result.Delivery.MessageID] = true
+				results.ids[result.Deliveries[0].MessageID] = true
 			}
 		})
 	}
@@ -245,16 +262,16 @@ func TestMessageStore_ConcurrentAcknowledgementsOfOneDelivery_RemoveOnce(t *test
 	is := is.New(t)
 	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
-	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
-	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(enqueueOne(store, newEnqueue(queueID, domain.PriorityHigh, "once")))
+	result, err := dequeueOne(store, queueID)
 	is.NoErr(err)
-	d := result.Delivery
+	d := result.Deliveries[0]
 	var mu sync.Mutex
 	removals := 0
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			removed, err := store.Acknowledge(context.Background(), queueID, d.MessageID, d.ReceiptHandle)
+			removed, err := acknowledgeOne(store, queueID, d)
 			if err != nil {
 				t.Error(err)
 			}
@@ -274,7 +291,7 @@ func TestMessageStore_Closed_RefusesRequests(t *testing.T) {
 	is := is.New(t)
 	store := postgres.NewMessageStore(pool, postgres.MessageStoreOptions{})
 	store.Close()
-	err := store.Enqueue(context.Background(), newEnqueue(newID(), domain.PriorityHigh, "late"))
+	err := enqueueOne(store, newEnqueue(newID(), domain.PriorityHigh, "late"))
 	is.Equal(domain.ErrorCode(err), domain.CodeUnavailable) // a closed store answers service_unavailable
 }
 
@@ -293,11 +310,11 @@ func TestRound_GivesTheBestMessageToTheEarliestDequeue(t *testing.T) {
 		postgres.Dequeueing(busy), postgres.Dequeueing(quiet), postgres.Dequeueing(busy),
 		postgres.Dequeueing(busy), postgres.Dequeueing(busy)})
 	is.NoErr(err)
-	is.Equal(dequeued[0].Delivery.MessageID, high.MessageID)   // the earliest dequeue gets the best message
-	is.Equal(dequeued[1].Delivery.MessageID, other.MessageID)  // another queue's dequeue gets its own queue's
-	is.Equal(dequeued[2].Delivery.MessageID, medium.MessageID) // the next dequeue of the busy queue the next best
-	is.Equal(dequeued[3].Delivery.MessageID, low.MessageID)
-	is.True(!dequeued[4].OK) // and a dequeue beyond the queue's messages gets nothing
+	is.Equal(dequeued[0].Deliveries[0].MessageID, high.MessageID)   // the earliest dequeue gets the best message
+	is.Equal(dequeued[1].Deliveries[0].MessageID, other.MessageID)  // another queue's dequeue gets its own queue's
+	is.Equal(dequeued[2].Deliveries[0].MessageID, medium.MessageID) // the next dequeue of the busy queue the next best
+	is.Equal(dequeued[3].Deliveries[0].MessageID, low.MessageID)
+	is.True(!(len(dequeued[4].Deliveries) == 1)) // and a dequeue beyond the queue's messages gets nothing
 }
 
 func TestRound_KeepsEnqueueOrderAndServesDequeuesOfTheSameRound(t *testing.T) {
@@ -315,7 +332,7 @@ func TestRound_KeepsEnqueueOrderAndServesDequeuesOfTheSameRound(t *testing.T) {
 	dequeued, _, err := postgres.Round(store, context.Background(), batch)
 	is.NoErr(err)
 	for i, e := range enqueues {
-		is.Equal(dequeued[2*i+1].Delivery.MessageID, e.MessageID) // messages of one round come in round order, to its own dequeues too
+		is.Equal(dequeued[2*i+1].Deliveries[0].MessageID, e.MessageID) // messages of one round come in round order, to its own dequeues too
 	}
 }
 
@@ -324,13 +341,13 @@ func TestRound_RepeatedAcknowledgement_RemovesOnce(t *testing.T) {
 	is := is.New(t)
 	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
-	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "once")))
-	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(enqueueOne(store, newEnqueue(queueID, domain.PriorityHigh, "once")))
+	result, err := dequeueOne(store, queueID)
 	is.NoErr(err)
 	_, removed, err := postgres.Round(store, context.Background(), []postgres.Operation{
-		postgres.Acknowledging(newID(), result.Delivery),
-		postgres.Acknowledging(queueID, result.Delivery),
-		postgres.Acknowledging(queueID, result.Delivery)})
+		postgres.Acknowledging(newID(), result.Deliveries[0]),
+		postgres.Acknowledging(queueID, result.Deliveries[0]),
+		postgres.Acknowledging(queueID, result.Deliveries[0])})
 	is.NoErr(err)
 	is.Equal(removed, []bool{false, true, false}) // the first matching acknowledgement removed it, the others nothing
 }
@@ -340,15 +357,15 @@ func TestRound_FailedStatement_FailsTheWholeRound(t *testing.T) {
 	is := is.New(t)
 	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queueID := newID()
-	is.NoErr(store.Enqueue(context.Background(), newEnqueue(queueID, domain.PriorityHigh, "delivered")))
-	result, err := store.Dequeue(context.Background(), queueID)
+	is.NoErr(enqueueOne(store, newEnqueue(queueID, domain.PriorityHigh, "delivered")))
+	result, err := dequeueOne(store, queueID)
 	is.NoErr(err)
 	duplicate := newEnqueue(queueID, domain.PriorityLow, "twice")
 	_, _, err = postgres.Round(store, context.Background(), []postgres.Operation{
-		postgres.Acknowledging(queueID, result.Delivery),
+		postgres.Acknowledging(queueID, result.Deliveries[0]),
 		postgres.Enqueueing(duplicate), postgres.Enqueueing(duplicate)})
 	is.True(err != nil) // a message ID used twice fails the insert, and so the round
-	removed, err := store.Acknowledge(context.Background(), queueID, result.Delivery.MessageID, result.Delivery.ReceiptHandle)
+	removed, err := acknowledgeOne(store, queueID, result.Deliveries[0])
 	is.NoErr(err)
 	is.True(removed) // the acknowledgement of the failed round was rolled back with it
 }

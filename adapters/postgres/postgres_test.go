@@ -59,8 +59,11 @@ func TestQueueStore(t *testing.T) {
 func TestMessageStore(t *testing.T) {
 	t.Parallel()
 	store := newMessageStore(t, postgres.MessageStoreOptions{})
+	queues := postgres.NewQueueStore(pool)
 	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
-		return porttest.MessageHarness{Store: store, Wait: time.Sleep}
+		return porttest.MessageHarness{
+			Store: store, DeadLetters: store, Cleaning: store, Wakeups: store, Queues: queues, Wait: time.Sleep,
+		}
 	})
 }
 

@@ -1,6 +1,15 @@
 package postgres
 
 // The statements of the adapter. Each names the index it relies on.
+//
+// Time: every statement reads the clock once, when it runs, through a CTE or scalar subquery
+// on clock_timestamp() ("now" below), and never uses now(), the start of the transaction: a
+// round's statements run after the round waited for its turn, and a lease must start when
+// its claim is made, not before (CONTRACT.md, and issue 10's point 4). A scalar subquery is
+// evaluated once, after the statement got its locks, and can bound an index scan, which a
+// bare volatile function cannot.
+//
+// Message states (migrations/000003): 0 ready (in line), 1 delayed, 2 leased.
 
 const queueColumns = `id, name, visibility_timeout_seconds, max_delivery_attempts, default_message_ttl_seconds`
 
@@ -32,127 +41,339 @@ SET visibility_timeout_seconds  = coalesce($2, visibility_timeout_seconds),
 WHERE id = $1
 RETURNING ` + queueColumns
 
-// insertMessages stores a batch of messages given as parallel arrays, in array order, so
-// that seq follows the order of the batch. The expiry is computed on the database's clock.
-// It does not read the queues table: the settings come with each message.
-const insertMessages = `
-INSERT INTO messages (queue_id, id, priority, payload, expires_at, visibility_timeout_seconds, max_delivery_attempts)
-SELECT m.queue_id, m.id, m.priority, m.payload, now() + make_interval(secs => m.ttl_seconds),
-       m.visibility_timeout_seconds, m.max_delivery_attempts
-FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::bytea[], $5::integer[], $6::integer[], $7::integer[])
-     WITH ORDINALITY AS m(queue_id, id, priority, payload, ttl_seconds, visibility_timeout_seconds, max_delivery_attempts, ord)
-ORDER BY m.ord`
+// deleteQueue removes the queue by primary key, which frees its name, and records the
+// deletion in deleted_queues in the same step; no row comes back when there was no queue.
+const deleteQueue = `
+WITH gone AS (
+    DELETE FROM queues WHERE id = $1 RETURNING id
+)
+INSERT INTO deleted_queues (queue_id, deleted_at)
+SELECT id, clock_timestamp() FROM gone
+RETURNING queue_id`
 
-// claimMessages delivers up to $2 messages of queue $1 in one statement: the best
-// candidates in delivery order, locked with SKIP LOCKED so that concurrent claims never
-// take the same row. Candidates come from two index scans, each bounded by $2:
-//   - waiting: never-delivered messages, from messages_waiting_idx in (priority, seq) order;
-//   - returned: delivered messages whose visibility timeout has ended, from
-//     messages_delivered_idx (visible_at <= now()), sorted by (priority, seq).
+// selectDeletedQueues lists the recorded deletions, oldest first, with their age in seconds.
+const selectDeletedQueues = `
+SELECT queue_id, extract(epoch FROM clock_timestamp() - deleted_at)::float8
+FROM deleted_queues
+ORDER BY deleted_at
+LIMIT $1`
+
+// forgetDeletedQueue drops a recorded deletion, by primary key.
+const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
+
+// insertMessages stores the enqueues of a round, given as parallel arrays of requests ($1–$3)
+// and of messages ($5–$13, each with the position of its request), in array order, so that
+// seq follows the order of the round and of each batch. Nothing of a deleted queue
+// (deleted_queues) is stored. A request with an idempotency key takes its key's advisory
+// lock (pg_try_advisory_xact_lock: a request of another round that holds it is "in use"),
+// then either finds the key's unexpired record (idempotency_keys, by primary key) to replay
+// or refuse, or stores its record, which expires after the request's retention ($4 seconds),
+// replacing an expired one, and its messages together. Lifetimes and delays count from the
+// statement's clock; the settings come with each message, so the queues table is not read.
+// One notification per queue and kind tells every instance's waiting dequeues (listen.go)
+// how many messages are deliverable now, and when the first delayed one will be.
 //
-// Exhausted candidates are moved to dead_letters in the same statement (never both or
-// neither); the others get a new receipt handle, one more attempt and a new visibility
-// deadline. Both writes find the locked rows by ctid (a TID scan), which no statistics can
-// turn into a scan of the queue; the ctid of a row this statement holds locked cannot
-// change under it. The first row always exists and carries how many were moved
-// (dead_lettered), so that the caller can go on searching; its message columns are NULL
-// when none was delivered.
+// It returns a row for each request that it did not store: 'gone' (a deleted queue),
+// 'found' with the record's fingerprint and IDs, or 'in_use' (another round holds the key, or
+// committed it since this statement's snapshot).
+const insertMessages = `
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+request AS MATERIALIZED (
+    SELECT r.queue_id, r.key, r.fingerprint, r.position, d.queue_id IS NOT NULL AS gone,
+           r.key IS NOT NULL AND d.queue_id IS NULL
+               AND pg_try_advisory_xact_lock(hashtextextended(r.key, 0) # hashtextextended(r.queue_id::text, 1)) AS locked
+    FROM unnest($1::uuid[], $2::text[], $3::bytea[]) WITH ORDINALITY AS r(queue_id, key, fingerprint, position)
+    LEFT JOIN deleted_queues d ON d.queue_id = r.queue_id
+), message AS MATERIALIZED (
+    SELECT *
+    FROM unnest($5::bigint[], $6::uuid[], $7::smallint[], $8::bytea[], $9::bytea[], $10::integer[], $11::integer[],
+                $12::integer[], $13::integer[])
+         WITH ORDINALITY AS m(request, id, priority, payload, attributes, ttl_seconds, delay_seconds,
+                              visibility_timeout_seconds, max_delivery_attempts, ord)
+), found AS MATERIALIZED (
+    SELECT r.position, k.fingerprint, k.message_ids
+    FROM request r
+    JOIN idempotency_keys k ON k.queue_id = r.queue_id AND k.key = r.key
+    WHERE r.locked AND k.expires_at > (SELECT now FROM clock)
+), new_key AS (
+    INSERT INTO idempotency_keys (queue_id, key, fingerprint, message_ids, created_at, expires_at)
+    SELECT r.queue_id, r.key, r.fingerprint, ids.ids, c.now, c.now + make_interval(secs => $4)
+    FROM request r
+    JOIN (SELECT request, array_agg(id ORDER BY ord) AS ids FROM message GROUP BY request) AS ids ON ids.request = r.position
+    CROSS JOIN clock c
+    WHERE r.locked AND NOT EXISTS (SELECT FROM found f WHERE f.position = r.position)
+    ON CONFLICT (queue_id, key) DO UPDATE
+        SET fingerprint = excluded.fingerprint, message_ids = excluded.message_ids,
+            created_at = excluded.created_at, expires_at = excluded.expires_at
+        WHERE idempotency_keys.expires_at <= excluded.created_at
+    RETURNING queue_id, key
+), storing AS MATERIALIZED (
+    SELECT r.position, r.queue_id
+    FROM request r
+    WHERE NOT r.gone AND (r.key IS NULL OR EXISTS (SELECT FROM new_key k WHERE k.queue_id = r.queue_id AND k.key = r.key))
+), stored AS (
+    INSERT INTO messages (queue_id, id, priority, payload, attributes, enqueued_at, expires_at, visible_at, state,
+                          visibility_timeout_seconds, max_delivery_attempts)
+    SELECT s.queue_id, m.id, m.priority, m.payload, m.attributes, c.now,
+           c.now + make_interval(secs => m.ttl_seconds), c.now + make_interval(secs => m.delay_seconds),
+           CASE WHEN m.delay_seconds = 0 THEN 0 ELSE 1 END,
+           m.visibility_timeout_seconds, m.max_delivery_attempts
+    FROM message m
+    JOIN storing s ON s.position = m.request
+    CROSS JOIN clock c
+    ORDER BY m.ord
+    RETURNING queue_id, state, visible_at
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' ' ||
+               round(extract(epoch FROM at - (SELECT now FROM clock)) * 1000)::bigint || ' ' ||
+               CASE WHEN state = 0 THEN n ELSE 1 END)
+    FROM (SELECT queue_id, state, count(*) AS n, min(visible_at) AS at FROM stored GROUP BY queue_id, state) AS w
+)
+SELECT r.position, CASE WHEN r.gone THEN 'gone' WHEN f.position IS NOT NULL THEN 'found' ELSE 'in_use' END,
+       f.fingerprint, f.message_ids
+FROM request r
+LEFT JOIN found f ON f.position = r.position
+WHERE (SELECT count(*) FROM notified) >= 0
+  AND NOT EXISTS (SELECT FROM storing s WHERE s.position = r.position)
+ORDER BY r.position`
+
+// claimMessages delivers up to $2 messages of queue $1 in one statement, and moves the
+// queue's messages whose moment came: into line, or to dead_letters once they used their
+// attempts. Its work is bounded by $2 and by exhaustedPerClaim, whatever the queue holds:
+//   - ready: the first $2 of the line, from messages_ready_idx in (priority, seq) order;
+//   - due: up to $2 delayed or leased messages whose moment came, the best priority first and
+//     in each the earliest moment first, from messages_due_idx (three bounded range scans,
+//     one per priority, that stop once $2 are found);
+//   - candidates: the best $2 of both by (priority, seq), which are delivered: a message
+//     whose lease ended goes out at its original place in line. The due ones left over join
+//     the line (state 0) for the next claims.
+//   - exhausted: up to exhaustedPerClaim messages that used their attempts and whose lease
+//     or delay ended, from messages_exhausted_idx, which move to dead_letters in the same
+//     statement (never both or neither). Expired ones stay for the expired-message cleaner.
 //
-// Each scan locks up to $2 rows and candidates keeps $2 of both: the rows left out stay
-// locked until the round commits, and a concurrent claim on the same queue (another
-// instance, or more rounds in flight) skips them as it skips every locked row, so that it
-// may take a later message, or none, in that moment. Nothing is lost or delivered twice;
-// the next dequeue finds them.
+// Every row is locked with SKIP LOCKED, so that concurrent claims never take the same row;
+// rows read but left out stay locked until the round commits, and a concurrent claim skips
+// them as it skips every locked row, taking a later message, or none, in that moment. Writes
+// find the locked rows by ctid (a TID scan), which no statistics can turn into a scan of the
+// queue; the ctid of a row this statement holds locked cannot change under it. Nothing is
+// delivered for a deleted queue.
+//
+// With $3, the first row also carries in how many milliseconds the queue's first delayed or
+// leased message may be delivered, from messages_due_idx, for a dequeue that is about to
+// wait. A notification tells every instance when the leases just given may end.
+//
+// The first row always exists and carries how many were moved to dead_letters
+// (dead_lettered) and next; its message columns are NULL when none was delivered.
 const claimMessages = `
-WITH waiting AS MATERIALIZED (
-    SELECT ctid, priority, seq, delivery_attempts, max_delivery_attempts
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+live AS MATERIALIZED (
+    SELECT NOT EXISTS (SELECT FROM deleted_queues WHERE queue_id = $1) AS yes
+), ready AS MATERIALIZED (
+    SELECT ctid, priority, seq
     FROM messages
-    WHERE queue_id = $1 AND delivery_attempts = 0 AND expires_at > now()
+    WHERE queue_id = $1 AND state = 0 AND expires_at > (SELECT now FROM clock) AND (SELECT yes FROM live)
     ORDER BY priority, seq
     LIMIT $2
     FOR UPDATE SKIP LOCKED
-), returned AS MATERIALIZED (
-    SELECT ctid, priority, seq, delivery_attempts, max_delivery_attempts
-    FROM messages
-    WHERE queue_id = $1 AND delivery_attempts > 0 AND visible_at <= now() AND expires_at > now()
-    ORDER BY priority, seq
+), due AS MATERIALIZED (
+    SELECT d.ctid, d.priority, d.seq, d.expires_at
+    FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT ctid, priority, seq, expires_at
+        FROM messages
+        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+          AND priority = p.priority AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
+        ORDER BY visible_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+    ) AS d
     LIMIT $2
-    FOR UPDATE SKIP LOCKED
 ), candidates AS MATERIALIZED (
-    SELECT * FROM waiting
-    UNION ALL
-    SELECT * FROM returned
-    ORDER BY priority, seq
-    LIMIT $2
+    SELECT ctid FROM (
+        SELECT ctid, priority, seq FROM ready
+        UNION ALL
+        SELECT ctid, priority, seq FROM due WHERE expires_at > (SELECT now FROM clock)
+        ORDER BY priority, seq
+        LIMIT $2
+    ) AS best
+), promoted AS (
+    UPDATE messages m
+    SET state = 0
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due EXCEPT SELECT ctid FROM candidates))
+    RETURNING 1
+), exhausted_rows AS MATERIALIZED (
+    SELECT ctid FROM messages
+    WHERE queue_id = $1 AND state <> 0 AND delivery_attempts >= max_delivery_attempts
+      AND visible_at <= (SELECT now FROM clock) AND expires_at > (SELECT now FROM clock) AND (SELECT yes FROM live)
+    ORDER BY visible_at
+    LIMIT ` + exhaustedPerClaim + `
+    FOR UPDATE SKIP LOCKED
 ), exhausted AS (
     DELETE FROM messages m
-    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM candidates WHERE delivery_attempts >= max_delivery_attempts))
-    RETURNING m.queue_id, m.id, m.priority, m.payload, m.delivery_attempts, m.enqueued_at
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM exhausted_rows))
+    RETURNING m.queue_id, m.id, m.priority, m.payload, m.attributes, m.delivery_attempts, m.enqueued_at
 ), moved AS (
-    INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at)
-    SELECT queue_id, id, priority, payload, delivery_attempts, enqueued_at FROM exhausted
+    INSERT INTO dead_letters (queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, dead_lettered_at)
+    SELECT queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, (SELECT now FROM clock) FROM exhausted
     RETURNING id
 ), delivered AS (
     UPDATE messages m
-    SET receipt_handle = gen_random_uuid(),
+    SET state = 2,
+        receipt_handle = gen_random_uuid(),
         delivery_attempts = m.delivery_attempts + 1,
-        visible_at = now() + make_interval(secs => m.visibility_timeout_seconds)
-    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM candidates WHERE delivery_attempts < max_delivery_attempts))
-    RETURNING m.id, m.payload, m.priority, m.receipt_handle, m.delivery_attempts, m.seq
+        visible_at = (SELECT now FROM clock) + make_interval(secs => m.visibility_timeout_seconds),
+        first_delivered_at = coalesce(m.first_delivered_at, (SELECT now FROM clock))
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM candidates))
+    RETURNING m.id, m.payload, m.priority, m.receipt_handle, m.delivery_attempts, m.seq, m.attributes,
+              m.enqueued_at, m.first_delivered_at, m.visible_at
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', $1::text || ' ' ||
+               round(extract(epoch FROM min(visible_at) - (SELECT now FROM clock)) * 1000)::bigint || ' ' || count(*))
+    FROM delivered
+    HAVING count(*) > 0
+), next AS MATERIALIZED (
+    SELECT round(extract(epoch FROM least(
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+            AND priority = 1 ORDER BY visible_at LIMIT 1),
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+            AND priority = 2 ORDER BY visible_at LIMIT 1),
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+            AND priority = 3 ORDER BY visible_at LIMIT 1)
+    ) - (SELECT now FROM clock)) * 1000)::bigint AS ms
+    WHERE $3
 )
 SELECT (SELECT count(*) FROM moved) AS dead_lettered,
-       d.id, d.payload, d.priority, d.receipt_handle, d.delivery_attempts
+       (SELECT ms FROM next) AS next_ms,
+       (SELECT count(*) FROM promoted) + (SELECT count(*) FROM notified) AS done,
+       d.id, d.payload, d.priority, d.receipt_handle, d.delivery_attempts, d.attributes, d.enqueued_at, d.first_delivered_at
 FROM (SELECT 1) AS one
 LEFT JOIN delivered d ON true
 ORDER BY d.priority, d.seq`
 
-// deleteAcknowledged removes the messages whose receipt handle names their current delivery
-// and whose visibility timeout is still running, by primary key, and returns the queue, ID
-// and receipt handle of each, which name the acknowledgement that removed it.
+// exhaustedPerClaim bounds the exhausted messages one claim moves to dead_letters: a backlog
+// of them (a consumer fleet that crashed on a queue allowing one attempt) costs each claim
+// at most this many moves, and a few claims empty it.
+const exhaustedPerClaim = "1000"
+
+// deleteAcknowledged removes the messages whose receipt handle names their current lease,
+// by primary key, and returns the queue, ID and receipt handle of each, which name the
+// acknowledgement that removed it. The lease is checked against the clock of each row's
+// check, after any wait for its lock.
 const deleteAcknowledged = `
 DELETE FROM messages m
 USING unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS a(queue_id, id, receipt_handle)
 WHERE m.queue_id = a.queue_id AND m.id = a.id
-  AND m.receipt_handle = a.receipt_handle AND m.visible_at > now()
+  AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
 RETURNING m.queue_id, m.id, m.receipt_handle`
 
-// deleteExpired deletes up to $2 removable messages of queue $1: expired, and either never
-// delivered or past the visibility timeout of their last delivery. Waiting messages come
-// from messages_waiting_expiry_idx over the expired range only (seq > 0, always true, is the
-// part of that index's predicate that reserves it for this statement and selectStats, away
-// from the claim); delivered ones from
-// messages_delivered_idx over the ended leases only. The victims are chosen once, in a
-// materialized CTE: as an IN (subquery) the planner may run the subquery again and delete
-// more than the limit.
+// extendLeases makes each lease named by a receipt end the given seconds from now, by
+// primary key, and returns the receipts that held their lease.
+const extendLeases = `
+UPDATE messages m
+SET visible_at = clock_timestamp() + make_interval(secs => a.seconds)
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[]) AS a(queue_id, id, receipt_handle, seconds)
+WHERE m.queue_id = a.queue_id AND m.id = a.id
+  AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
+RETURNING m.queue_id, m.id, m.receipt_handle`
+
+// releaseLeases ends each lease named by a receipt now, by primary key: the message waits
+// the given delay (state 1), or rejoins the line at once (state 0) when there is none and it
+// has attempts left; the handle is dropped. It returns the receipts that held their lease,
+// and notifies every instance when each queue's released messages are deliverable.
+const releaseLeases = `
+WITH released AS (
+    UPDATE messages m
+    SET state = CASE WHEN a.seconds = 0 AND m.delivery_attempts < m.max_delivery_attempts THEN 0 ELSE 1 END,
+        receipt_handle = NULL,
+        visible_at = clock_timestamp() + make_interval(secs => a.seconds)
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[]) AS a(queue_id, id, receipt_handle, seconds)
+    WHERE m.queue_id = a.queue_id AND m.id = a.id
+      AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
+    RETURNING m.queue_id, m.id, a.receipt_handle, a.seconds
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' ' || seconds * 1000 || ' ' || count(*))
+    FROM released GROUP BY queue_id, seconds
+)
+SELECT queue_id, id, receipt_handle FROM released WHERE (SELECT count(*) FROM notified) >= 0`
+
+// undeliverLeases takes back deliveries that never reached their consumer, by primary key:
+// the attempt does not count and the message rejoins the line at its place.
+const undeliverLeases = `
+WITH undelivered AS (
+    UPDATE messages m
+    SET state = 0,
+        receipt_handle = NULL,
+        delivery_attempts = m.delivery_attempts - 1,
+        visible_at = clock_timestamp(),
+        first_delivered_at = CASE WHEN m.delivery_attempts = 1 THEN NULL ELSE m.first_delivered_at END
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS a(queue_id, id, receipt_handle)
+    WHERE m.queue_id = a.queue_id AND m.id = a.id
+      AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
+    RETURNING m.queue_id
+)
+SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' 0 ' || count(*)) FROM undelivered GROUP BY queue_id`
+
+// purgeMessages deletes up to $3 messages of queue $1 enqueued up to seq $2, found by the
+// primary key's queue prefix; a purge repeats it until it comes back short.
+const purgeMessages = `
+WITH doomed AS MATERIALIZED (
+    SELECT ctid FROM messages WHERE queue_id = $1 AND seq <= $2 LIMIT $3 FOR UPDATE SKIP LOCKED
+)
+DELETE FROM messages m WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
+
+// selectLastSeq is the highest enqueue order given out so far: a purge removes the messages
+// up to it.
+const selectLastSeq = `SELECT last_value FROM messages_seq_seq`
+
+// deleteExpired deletes up to $2 removable messages of queue $1: expired, and not held by a
+// delivery (ready, delayed, or leased with its lease ended). Unleased ones come from the
+// expired range of messages_unleased_expiry_idx (seq > 0, always true, is the part of that
+// index's predicate that reserves it for this statement and selectStats); leased ones from
+// messages_due_idx and messages_exhausted_idx over the ended leases only. The victims are
+// chosen once, in a materialized CTE: as an IN (subquery) the planner may run the subquery
+// again and delete more than the limit.
 const deleteExpired = `
-WITH expired_waiting AS MATERIALIZED (
-    SELECT id FROM messages
-    WHERE queue_id = $1 AND delivery_attempts = 0 AND seq > 0 AND expires_at <= now()
-    ORDER BY expires_at
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+expired_unleased AS MATERIALIZED (
+    SELECT ctid FROM messages
+    WHERE queue_id = $1 AND state IN (0, 1) AND state <> 2 AND seq > 0 AND expires_at <= (SELECT now FROM clock)
     LIMIT $2
     FOR UPDATE SKIP LOCKED
-), expired_delivered AS MATERIALIZED (
-    SELECT id FROM messages
-    WHERE queue_id = $1 AND delivery_attempts > 0 AND visible_at <= now() AND expires_at <= now()
-    ORDER BY visible_at
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-), doomed AS MATERIALIZED (
-    SELECT id FROM expired_waiting
+), expired_leased AS MATERIALIZED (
+    SELECT d.ctid
+    FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT ctid FROM messages
+        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts AND priority = p.priority
+          AND visible_at <= (SELECT now FROM clock) AND state = 2 AND expires_at <= (SELECT now FROM clock)
+        ORDER BY visible_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+    ) AS d
     UNION ALL
-    SELECT id FROM expired_delivered
+    SELECT ctid FROM (
+        SELECT ctid FROM messages
+        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts >= max_delivery_attempts
+          AND visible_at <= (SELECT now FROM clock) AND state = 2 AND expires_at <= (SELECT now FROM clock)
+        ORDER BY visible_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+    ) AS e
+), doomed AS MATERIALIZED (
+    SELECT ctid FROM expired_unleased
+    UNION ALL
+    SELECT ctid FROM expired_leased
     LIMIT $2
 )
 DELETE FROM messages m
-USING doomed d
-WHERE m.queue_id = $1 AND m.id = d.id`
+WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
 // deleteDeadLetters deletes up to $3 dead letters of queue $1 older than $2 seconds, from
 // dead_letters_age_idx, choosing them once as deleteExpired does.
 const deleteDeadLetters = `
 WITH doomed AS MATERIALIZED (
     SELECT id FROM dead_letters
-    WHERE queue_id = $1 AND dead_lettered_at <= now() - make_interval(secs => $2)
+    WHERE queue_id = $1 AND dead_lettered_at <= clock_timestamp() - make_interval(secs => $2)
     ORDER BY dead_lettered_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -161,36 +382,149 @@ DELETE FROM dead_letters l
 USING doomed d
 WHERE l.queue_id = $1 AND l.id = d.id`
 
+// deleteIdempotencyKeys deletes up to $3 idempotency keys of queue $1 older than $2 seconds,
+// from idempotency_keys_age_idx.
+const deleteIdempotencyKeys = `
+WITH doomed AS MATERIALIZED (
+    SELECT key FROM idempotency_keys
+    WHERE queue_id = $1 AND created_at <= clock_timestamp() - make_interval(secs => $2)
+    ORDER BY created_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM idempotency_keys k
+USING doomed d
+WHERE k.queue_id = $1 AND k.key = d.key`
+
+// deleteQueueData deletes up to $2 rows of each of a deleted queue $1's messages, dead letters
+// and idempotency keys, each through its table's primary key prefix.
+const deleteQueueData = `
+WITH message_rows AS MATERIALIZED (
+    SELECT ctid FROM messages WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+), dead_letter_rows AS MATERIALIZED (
+    SELECT ctid FROM dead_letters WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+), key_rows AS MATERIALIZED (
+    SELECT ctid FROM idempotency_keys WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+), doomed_messages AS (
+    DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM message_rows)) RETURNING 1
+), doomed_dead_letters AS (
+    DELETE FROM dead_letters WHERE ctid = ANY (ARRAY(SELECT ctid FROM dead_letter_rows)) RETURNING 1
+), doomed_keys AS (
+    DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(SELECT ctid FROM key_rows)) RETURNING 1
+)
+SELECT (SELECT count(*) FROM doomed_messages) + (SELECT count(*) FROM doomed_dead_letters)
+     + (SELECT count(*) FROM doomed_keys)`
+
+// deadLetterColumns are the columns of a dead letter, as scanDeadLetter reads them.
+const deadLetterColumns = `queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, dead_lettered_at`
+
+// selectDeadLetters reads a page of queue $1's dead letters after ID $2 (NULL: from the
+// first) in ID order, from the primary key.
+const selectDeadLetters = `
+SELECT ` + deadLetterColumns + `
+FROM dead_letters
+WHERE queue_id = $1 AND ($2::uuid IS NULL OR id > $2)
+ORDER BY id
+LIMIT $3`
+
+// selectDeadLetter reads one dead letter by primary key.
+const selectDeadLetter = `SELECT ` + deadLetterColumns + ` FROM dead_letters WHERE queue_id = $1 AND id = $2`
+
+// deleteDeadLetter deletes one dead letter by primary key.
+const deleteDeadLetter = `DELETE FROM dead_letters WHERE queue_id = $1 AND id = $2`
+
+// deleteAllDeadLetters deletes up to $2 of queue $1's dead letters, from the primary key; a
+// caller repeats it until it comes back short.
+const deleteAllDeadLetters = `
+WITH doomed AS MATERIALIZED (
+    SELECT ctid FROM dead_letters WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+DELETE FROM dead_letters l WHERE l.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
+
+// redriveMoves moves the dead letters chosen by the CTE "chosen" (their IDs, and ord, the
+// order they go in) back into queue $1, in one statement, so that each is in exactly one table
+// at every moment: deleted from dead_letters and inserted into messages together, in that
+// order, which is their new enqueue order at the end of their priority's line, with no
+// attempt, the queue's current settings ($3: visibility timeout, $4: attempts) and a lifetime
+// of $5 seconds from now. Nothing moves for a deleted queue. A notification wakes the
+// queue's waiting dequeues.
+const redriveMoves = `
+), taken AS (
+    DELETE FROM dead_letters l
+    USING chosen c
+    WHERE l.queue_id = $1 AND l.id = c.id AND NOT EXISTS (SELECT FROM deleted_queues WHERE queue_id = $1)
+    RETURNING l.id, l.priority, l.payload, l.attributes, c.ord
+), redriven AS (
+    INSERT INTO messages (queue_id, id, priority, payload, attributes, enqueued_at, expires_at, visible_at, state,
+                          visibility_timeout_seconds, max_delivery_attempts)
+    SELECT $1, t.id, t.priority, t.payload, t.attributes, c.now, c.now + make_interval(secs => $5), c.now, 0, $3, $4
+    FROM taken t CROSS JOIN clock c
+    ORDER BY t.ord
+    RETURNING id
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', $1::text || ' 0 ' || count(*)) FROM redriven HAVING count(*) > 0
+)
+SELECT t.id FROM taken t
+WHERE (SELECT count(*) FROM notified) >= 0 AND (SELECT count(*) FROM redriven) >= 0
+ORDER BY t.ord`
+
+// redriveByIDs redrives the dead letters of queue $1 named by $2, in that order, each found
+// by primary key (see redriveMoves).
+const redriveByIDs = `
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+chosen AS MATERIALIZED (
+    SELECT l.id, given.ord
+    FROM unnest($2::uuid[]) WITH ORDINALITY AS given(id, ord)
+    JOIN dead_letters l ON l.queue_id = $1 AND l.id = given.id
+    ORDER BY given.ord
+    FOR UPDATE OF l SKIP LOCKED
+` + redriveMoves
+
+// redriveOldest redrives the $2 dead letters of queue $1 with the lowest IDs, the oldest
+// enqueued, in ID order, from the primary key (see redriveMoves).
+const redriveOldest = `
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+chosen AS MATERIALIZED (
+    SELECT id, row_number() OVER (ORDER BY id) AS ord
+    FROM (SELECT id FROM dead_letters WHERE queue_id = $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) AS l
+` + redriveMoves
+
 // selectStats counts the queue's messages and dead letters per priority in one statement
 // whose cost grows with the queue's messages, never with the table's, and which counts the
-// never-delivered messages, the bulk of a deep queue, from an index alone:
-//   - waiting: never-delivered messages per priority, counted by an index-only scan of
-//     messages_waiting_idx, expired ones included, since the index cannot tell;
-//   - waiting_expired: those of them that expired, from the expired range of
-//     messages_waiting_expiry_idx, which the expired-message cleaner keeps short, to
+// line, the bulk of a deep queue, from an index alone:
+//   - line: messages in line per priority, by an index-only scan of messages_ready_idx,
+//     expired ones included, since the index cannot tell;
+//   - line_expired: those of them that expired, from the expired range of
+//     messages_unleased_expiry_idx, which the expired-message cleaner keeps short, to
 //     subtract;
-//   - delivered: in-flight messages and those back from a delivery whose visibility
-//     timeout ended, from messages_delivered_idx and their rows;
+//   - scheduled: delayed and leased messages, from messages_due_idx and
+//     messages_exhausted_idx and their rows: in flight while a lease runs, delayed while a
+//     delay runs, and ready once either ended (exhausted ones awaiting their move to
+//     dead_letters included);
 //   - dead: dead letters, from the queue's part of dead_letters;
-//   - head: per priority, the first unexpired never-delivered message in line, whose
-//     enqueue time gives the age of the oldest ready message unless a message back from
-//     a delivery is older.
-//
-// Ready counts what a dequeue may consider: not leased and not expired, exhausted
-// messages that await their move to dead-letter storage included.
+//   - head: per priority, the first unexpired message in line, whose enqueue time gives the
+//     age of the oldest ready message unless a due one is older.
 const selectStats = `
-WITH waiting_expired AS (
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+line_expired AS (
     SELECT priority, count(*) AS n
     FROM messages
-    WHERE queue_id = $1 AND expires_at <= now() AND delivery_attempts = 0 AND seq > 0
+    WHERE queue_id = $1 AND state = 0 AND state <> 2 AND seq > 0 AND expires_at <= (SELECT now FROM clock)
     GROUP BY priority
-), delivered AS (
+), scheduled AS (
     SELECT priority,
-           count(*) FILTER (WHERE visible_at > now()) AS in_flight,
-           count(*) FILTER (WHERE visible_at <= now() AND expires_at > now()) AS returned,
-           min(enqueued_at) FILTER (WHERE visible_at <= now() AND expires_at > now()) AS oldest_returned
-    FROM messages
-    WHERE queue_id = $1 AND delivery_attempts > 0
+           count(*) FILTER (WHERE state = 2 AND visible_at > c.now) AS in_flight,
+           count(*) FILTER (WHERE state = 1 AND visible_at > c.now AND expires_at > c.now) AS delayed,
+           count(*) FILTER (WHERE visible_at <= c.now AND expires_at > c.now) AS due,
+           min(enqueued_at) FILTER (WHERE visible_at <= c.now AND expires_at > c.now) AS oldest_due
+    FROM (
+        SELECT priority, state, visible_at, expires_at, enqueued_at FROM messages
+        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        UNION ALL
+        SELECT priority, state, visible_at, expires_at, enqueued_at FROM messages
+        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts >= max_delivery_attempts
+    ) AS s
+    CROSS JOIN clock c
     GROUP BY priority
 ), dead AS (
     SELECT priority, count(*) AS n
@@ -199,24 +533,25 @@ WITH waiting_expired AS (
     GROUP BY priority
 )
 SELECT p.priority,
-       waiting.n - coalesce(waiting_expired.n, 0) + coalesce(delivered.returned, 0),
-       coalesce(delivered.in_flight, 0),
+       line.n - coalesce(line_expired.n, 0) + coalesce(scheduled.due, 0),
+       coalesce(scheduled.in_flight, 0),
+       coalesce(scheduled.delayed, 0),
        coalesce(dead.n, 0),
-       coalesce(extract(epoch FROM now() - least(head.enqueued_at, delivered.oldest_returned)), 0)::float8
+       coalesce(extract(epoch FROM (SELECT now FROM clock) - least(head.enqueued_at, scheduled.oldest_due)), 0)::float8
 FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
 CROSS JOIN LATERAL (
     SELECT count(*) AS n
     FROM messages
-    WHERE queue_id = $1 AND priority = p.priority AND delivery_attempts = 0
-) AS waiting
+    WHERE queue_id = $1 AND priority = p.priority AND state = 0
+) AS line
 LEFT JOIN LATERAL (
     SELECT enqueued_at
     FROM messages
-    WHERE queue_id = $1 AND priority = p.priority AND delivery_attempts = 0 AND expires_at > now()
+    WHERE queue_id = $1 AND priority = p.priority AND state = 0 AND expires_at > (SELECT now FROM clock)
     ORDER BY seq
     LIMIT 1
 ) AS head ON true
-LEFT JOIN waiting_expired USING (priority)
-LEFT JOIN delivered USING (priority)
+LEFT JOIN line_expired USING (priority)
+LEFT JOIN scheduled USING (priority)
 LEFT JOIN dead USING (priority)
 ORDER BY p.priority`

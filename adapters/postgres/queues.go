@@ -76,6 +76,46 @@ func (s *QueueStore) UpdateQueue(ctx context.Context, id domain.ID, u domain.Set
 	return q, nil
 }
 
+// DeleteQueue removes the queue and records its deletion. Returns domain.ErrQueueNotFound.
+func (s *QueueStore) DeleteQueue(ctx context.Context, id domain.ID) error {
+	var deleted domain.ID
+	err := s.pool.QueryRow(ctx, deleteQueue, id).Scan(&deleted)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.ErrQueueNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: delete queue: %w", translate(err))
+	}
+	return nil
+}
+
+// DeletedQueues returns up to limit recorded deletions, the oldest first.
+func (s *QueueStore) DeletedQueues(ctx context.Context, limit int) ([]ports.DeletedQueue, error) {
+	rows, err := s.pool.Query(ctx, selectDeletedQueues, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: select deleted queues: %w", translate(err))
+	}
+	deleted, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ports.DeletedQueue, error) {
+		var d ports.DeletedQueue
+		var ageSeconds float64
+		err := row.Scan(&d.ID, &ageSeconds)
+		d.Age = time.Duration(ageSeconds * float64(time.Second))
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: select deleted queues: %w", translate(err))
+	}
+	return deleted, nil
+}
+
+// ForgetDeletedQueue drops the record of a deletion.
+func (s *QueueStore) ForgetDeletedQueue(ctx context.Context, id domain.ID) error {
+	if _, err := s.pool.Exec(ctx, forgetDeletedQueue, id); err != nil {
+		return fmt.Errorf("postgres: forget deleted queue: %w", translate(err))
+	}
+	return nil
+}
+
 func scanQueue(row pgx.Row) (domain.Queue, error) {
 	var q domain.Queue
 	var visibilityTimeout, messageTTL int32

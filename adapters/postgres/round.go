@@ -3,8 +3,10 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,10 +16,15 @@ import (
 
 // operation is one request to the MessageStore, as it waits in the coalescer.
 type operation struct {
-	kind            operationKind
-	enqueue         domain.Enqueue  // of an enqueue
-	queueID         domain.ID       // of a dequeue
-	acknowledgement acknowledgement // of an acknowledgement
+	kind    operationKind
+	queueID domain.ID
+	enqueue ports.EnqueueParams // of an enqueue
+	dequeue ports.DequeueParams // of a dequeue
+	// receipts are those of an acknowledgement or an undelivery; receipt and seconds those of
+	// an extend or a release.
+	receipts []domain.Receipt
+	receipt  domain.Receipt
+	seconds  int32
 }
 
 type operationKind uint8
@@ -26,59 +33,102 @@ const (
 	enqueueOperation operationKind = iota
 	dequeueOperation
 	acknowledgeOperation
+	extendOperation
+	releaseOperation
+	undeliverOperation
 )
-
-// acknowledgement names one delivery to complete.
-type acknowledgement struct {
-	queueID, messageID, receiptHandle domain.ID
-}
 
 // outcome is the answer to one operation.
 type outcome struct {
+	enqueued ports.Enqueued // of an enqueue
 	dequeued ports.Dequeued // of a dequeue
-	// searchOn marks a dequeue left unserved by a claim that moved exhausted messages to
-	// dead-letter storage in place of delivering them: a later round may find it a message.
-	searchOn bool
-	removed  bool // of an acknowledgement
+	removed  []bool         // of an acknowledgement
+	held     bool           // of an extend or a release
+	// err is the operation's own refusal (an enqueue to a deleted queue, a reused key), which
+	// does not fail the round.
+	err error
+	// record is the idempotency record that an enqueue found, which decides the repeats of
+	// its key in the round.
+	record *keyRecord
 }
 
-// cost weighs an operation against a round's budget: an enqueue by its payload.
+// keyRecord is what an idempotency key's record holds.
+type keyRecord struct {
+	fingerprint domain.Fingerprint
+	ids         []domain.ID
+}
+
+// cost weighs an operation against a round's budget: the messages it may carry, an enqueue's
+// by their payloads.
 func (op operation) cost() int {
-	if op.kind != enqueueOperation {
-		return 1
+	switch op.kind {
+	case enqueueOperation:
+		cost := 0
+		for _, e := range op.enqueue.Messages {
+			cost += 1 + len(e.Payload)/payloadBytesPerCost
+		}
+		return cost
+	case dequeueOperation:
+		return op.dequeue.Max
+	case acknowledgeOperation, undeliverOperation:
+		return len(op.receipts)
 	}
-	return 1 + len(op.enqueue.Payload)/payloadBytesPerCost
+	return 1
 }
 
 // round is the database work of a batch of operations: its enqueues in one insert, its
-// dequeues in one claim per queue, and its acknowledgements in one delete, sent in one round
-// trip and committed together (a pgx batch is one implicit transaction), so that a round
-// costs one commit however many requests it carries.
+// dequeues in one claim per queue, and its acknowledgements, extends, releases and
+// undeliveries in one statement each, sent in one round trip and committed together (a pgx
+// batch is one implicit transaction), so that a round costs one commit however many
+// requests it carries, and a batch request is one statement's worth of work.
 type round struct {
-	enqueues []domain.Enqueue
+	// enqueues are the positions of the enqueues that the insert carries; repeats are those
+	// whose idempotency key an earlier enqueue of the round carries, by the position of that
+	// one, which decides them once its outcome is known.
+	enqueues []int
+	repeats  map[int]int
 	claims   []queueClaim
-	// acknowledgements are sorted by message, so that concurrent rounds lock the rows they
-	// delete in one order and cannot deadlock; ackPositions[i] is the position of
-	// acknowledgements[i] in the batch.
-	acknowledgements []acknowledgement
-	ackPositions     []int
+	// The receipts of the statements that lock rows by primary key, sorted by message so
+	// that concurrent rounds lock them in one order.
+	acknowledgements, extends, releases, undeliveries []receiptEntry
 }
 
-// queueClaim is the part of a round that dequeues from one queue: the positions in the
-// batch of its dequeues still to be served, in arrival order.
+// queueClaim is the part of a round that dequeues from one queue: the positions in the batch
+// of its dequeues, in arrival order, how many messages they take together, and whether one
+// of them is about to wait.
 type queueClaim struct {
 	queueID   domain.ID
 	positions []int
+	total     int
+	next      bool
+}
+
+// receiptEntry is one receipt of a round's statement: its operation's position in the batch,
+// its place in that operation, and what the statement needs.
+type receiptEntry struct {
+	position, index int
+	queueID         domain.ID
+	receipt         domain.Receipt
+	seconds         int32
 }
 
 // newRound sorts a batch of operations by kind.
 func newRound(batch []operation) round {
-	var r round
+	r := round{repeats: map[int]int{}}
 	claimOf := map[domain.ID]int{}
+	keyOf := map[keyOfQueue]int{}
 	for position, op := range batch {
 		switch op.kind {
 		case enqueueOperation:
-			r.enqueues = append(r.enqueues, op.enqueue)
+			if key := op.enqueue.Key; key != nil {
+				k := keyOfQueue{op.queueID, key.Key}
+				if first, ok := keyOf[k]; ok {
+					r.repeats[position] = first
+					continue
+				}
+				keyOf[k] = position
+			}
+			r.enqueues = append(r.enqueues, position)
 		case dequeueOperation:
 			i, ok := claimOf[op.queueID]
 			if !ok {
@@ -86,53 +136,84 @@ func newRound(batch []operation) round {
 				claimOf[op.queueID] = i
 				r.claims = append(r.claims, queueClaim{queueID: op.queueID})
 			}
-			r.claims[i].positions = append(r.claims[i].positions, position)
+			c := &r.claims[i]
+			c.positions = append(c.positions, position)
+			c.total += op.dequeue.Max
+			c.next = c.next || op.dequeue.Next
 		case acknowledgeOperation:
-			r.ackPositions = append(r.ackPositions, position)
+			r.acknowledgements = appendReceipts(r.acknowledgements, position, op)
+		case undeliverOperation:
+			r.undeliveries = appendReceipts(r.undeliveries, position, op)
+		case extendOperation:
+			r.extends = append(r.extends, receiptEntry{position: position, queueID: op.queueID, receipt: op.receipt, seconds: op.seconds})
+		case releaseOperation:
+			r.releases = append(r.releases, receiptEntry{position: position, queueID: op.queueID, receipt: op.receipt, seconds: op.seconds})
 		}
 	}
-	slices.SortStableFunc(r.ackPositions, func(a, b int) int {
-		x, y := batch[a].acknowledgement, batch[b].acknowledgement
-		return cmp.Or(slices.Compare(x.queueID[:], y.queueID[:]), slices.Compare(x.messageID[:], y.messageID[:]))
-	})
-	for _, position := range r.ackPositions {
-		r.acknowledgements = append(r.acknowledgements, batch[position].acknowledgement)
+	for _, entries := range [][]receiptEntry{r.acknowledgements, r.extends, r.releases, r.undeliveries} {
+		slices.SortStableFunc(entries, func(a, b receiptEntry) int {
+			return cmp.Or(slices.Compare(a.queueID[:], b.queueID[:]), slices.Compare(a.receipt.MessageID[:], b.receipt.MessageID[:]))
+		})
 	}
 	return r
+}
+
+type keyOfQueue struct {
+	queueID domain.ID
+	key     string
+}
+
+func appendReceipts(entries []receiptEntry, position int, op operation) []receiptEntry {
+	for i, receipt := range op.receipts {
+		entries = append(entries, receiptEntry{position: position, index: i, queueID: op.queueID, receipt: receipt})
+	}
+	return entries
 }
 
 // runRound carries out a batch of operations as one round and answers each.
 func (s *MessageStore) runRound(ctx context.Context, batch []operation, outcomes []outcome) error {
 	r := newRound(batch)
-	results := s.pool.SendBatch(ctx, r.statements())
-	err := r.read(results, outcomes)
+	results := s.pool.SendBatch(ctx, r.statements(batch))
+	err := r.read(results, batch, outcomes)
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
+	}
+	if err == nil {
+		r.answerRepeats(batch, outcomes)
 	}
 	return err
 }
 
 // statements queues the round's statements: the insert first, so that a dequeue may get a
 // message enqueued in the same round.
-func (r *round) statements() *pgx.Batch {
-	batch := &pgx.Batch{}
+func (r *round) statements(batch []operation) *pgx.Batch {
+	b := &pgx.Batch{}
 	if len(r.enqueues) > 0 {
-		batch.Queue(insertMessages, insertArguments(r.enqueues)...)
+		b.Queue(insertMessages, insertArguments(batch, r.enqueues)...)
 	}
 	for _, c := range r.claims {
-		batch.Queue(claimMessages, c.queueID, len(c.positions))
+		b.Queue(claimMessages, c.queueID, c.total, c.next)
 	}
 	if len(r.acknowledgements) > 0 {
-		batch.Queue(deleteAcknowledged, deleteArguments(r.acknowledgements)...)
+		b.Queue(deleteAcknowledged, receiptArguments(r.acknowledgements, false)...)
 	}
-	return batch
+	if len(r.extends) > 0 {
+		b.Queue(extendLeases, receiptArguments(r.extends, true)...)
+	}
+	if len(r.releases) > 0 {
+		b.Queue(releaseLeases, receiptArguments(r.releases, true)...)
+	}
+	if len(r.undeliveries) > 0 {
+		b.Queue(undeliverLeases, receiptArguments(r.undeliveries, false)...)
+	}
+	return b
 }
 
 // read reads the results of the round's statements, in their order, into outcomes.
-func (r *round) read(results pgx.BatchResults, outcomes []outcome) error {
+func (r *round) read(results pgx.BatchResults, batch []operation, outcomes []outcome) error {
 	if len(r.enqueues) > 0 {
-		if _, err := results.Exec(); err != nil {
-			return fmt.Errorf("postgres: insert messages: %w", translate(err))
+		if err := r.readInserted(results, batch, outcomes); err != nil {
+			return err
 		}
 	}
 	for _, c := range r.claims {
@@ -140,78 +221,196 @@ func (r *round) read(results pgx.BatchResults, outcomes []outcome) error {
 		if err != nil {
 			return err
 		}
-		c.serve(got, outcomes)
+		c.serve(got, batch, outcomes)
 	}
 	if len(r.acknowledgements) > 0 {
-		deleted, err := readAcknowledged(results)
-		if err != nil {
+		for _, position := range positionsOf(r.acknowledgements) {
+			outcomes[position].removed = make([]bool, len(batch[position].receipts))
+		}
+		if err := readHeld(results, r.acknowledgements, "delete acknowledged messages", func(e receiptEntry) {
+			outcomes[e.position].removed[e.index] = true
+		}); err != nil {
 			return err
 		}
-		r.markRemoved(deleted, outcomes)
+	}
+	for _, statement := range []struct {
+		entries []receiptEntry
+		what    string
+	}{{r.extends, "extend leases"}, {r.releases, "release leases"}} {
+		if len(statement.entries) == 0 {
+			continue
+		}
+		if err := readHeld(results, statement.entries, statement.what, func(e receiptEntry) {
+			outcomes[e.position].held = true
+		}); err != nil {
+			return err
+		}
+	}
+	if len(r.undeliveries) > 0 {
+		if _, err := results.Exec(); err != nil {
+			return fmt.Errorf("postgres: undeliver: %w", translate(err))
+		}
 	}
 	return nil
 }
 
+// readInserted reads the result of insertMessages: the requests it did not store, each with
+// why. The others were stored with the IDs they came with.
+func (r *round) readInserted(results pgx.BatchResults, batch []operation, outcomes []outcome) error {
+	for _, position := range r.enqueues {
+		outcomes[position].enqueued = ports.Enqueued{IDs: messageIDs(batch[position].enqueue.Messages)}
+	}
+	rows, err := results.Query()
+	if err != nil {
+		return fmt.Errorf("postgres: insert messages: %w", translate(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			request     int64
+			status      string
+			fingerprint []byte
+			ids         []domain.ID
+		)
+		if err := rows.Scan(&request, &status, &fingerprint, &ids); err != nil {
+			return fmt.Errorf("postgres: insert messages: %w", err)
+		}
+		position := r.enqueues[request-1]
+		out := outcome{}
+		switch status {
+		case "gone":
+			out.err = domain.ErrQueueNotFound
+		case "in_use":
+			out.err = domain.ErrIdempotencyKeyInUse
+		case "found":
+			out.record = &keyRecord{ids: ids}
+			copy(out.record.fingerprint[:], fingerprint)
+			out.enqueued, out.err = out.record.replay(batch[position].enqueue.Key)
+		}
+		outcomes[position] = out
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: insert messages: %w", translate(err))
+	}
+	return nil
+}
+
+// replay answers a request with a key whose record exists: its IDs when the request is the
+// one that made the record, and idempotency_key_reused otherwise.
+func (k *keyRecord) replay(key *ports.IdempotencyKey) (ports.Enqueued, error) {
+	if key.Fingerprint != k.fingerprint {
+		return ports.Enqueued{}, domain.ErrIdempotencyKeyReused
+	}
+	return ports.Enqueued{IDs: k.ids, Replayed: true}, nil
+}
+
+// answerRepeats answers the enqueues whose key an earlier enqueue of the round carried, as
+// the record stands after that one: the record it found, or the one it made.
+func (r *round) answerRepeats(batch []operation, outcomes []outcome) {
+	for position, first := range r.repeats {
+		out, key := outcomes[first], batch[position].enqueue.Key
+		switch {
+		case out.record != nil:
+			outcomes[position].enqueued, outcomes[position].err = out.record.replay(key)
+		case out.err != nil:
+			outcomes[position].err = out.err
+		default:
+			made := keyRecord{fingerprint: batch[first].enqueue.Key.Fingerprint, ids: out.enqueued.IDs}
+			outcomes[position].enqueued, outcomes[position].err = made.replay(key)
+		}
+	}
+}
+
 // serve gives the claimed deliveries to the claim's dequeues in arrival order, the best to
-// the earliest, and counts the dead-lettered messages on its first dequeue. When the claim
-// moved messages to dead-letter storage, its unserved dequeues are marked to search on.
-func (c queueClaim) serve(got claimed, outcomes []outcome) {
-	outcomes[c.positions[0]].dequeued.DeadLettered += got.deadLettered
-	for i, d := range got.deliveries {
-		outcomes[c.positions[i]].dequeued.Delivery, outcomes[c.positions[i]].dequeued.OK = d, true
-	}
-	if got.deadLettered > 0 {
-		for _, position := range c.positions[len(got.deliveries):] {
-			outcomes[position].searchOn = true
+// the earliest, each up to its Max, and counts the moves to dead-letter storage and the next
+// moment on the first.
+func (c queueClaim) serve(got claimed, batch []operation, outcomes []outcome) {
+	first := &outcomes[c.positions[0]].dequeued
+	first.DeadLettered = got.deadLettered
+	deliveries := got.deliveries
+	for _, position := range c.positions {
+		n := min(batch[position].dequeue.Max, len(deliveries))
+		out := &outcomes[position].dequeued
+		out.Deliveries, deliveries = deliveries[:n:n], deliveries[n:]
+		if batch[position].dequeue.Next {
+			out.Next, out.HasNext = got.next, got.hasNext
 		}
 	}
 }
 
-// markRemoved marks the acknowledgements that removed their message. When the same
-// acknowledgement comes twice in a round, the earlier one removed the message.
-func (r *round) markRemoved(deleted []acknowledgement, outcomes []outcome) {
-	for _, d := range deleted {
-		for i, a := range r.acknowledgements {
-			if a == d && !outcomes[r.ackPositions[i]].removed {
-				outcomes[r.ackPositions[i]].removed = true
-				break
-			}
+// insertArguments are the arguments of insertMessages: the requests and their messages as
+// parallel arrays, in order, so that of two requests in one round the earlier gets the
+// earlier place in line.
+func insertArguments(batch []operation, positions []int) []any {
+	n := len(positions)
+	queueIDs, keys, fingerprints := make([]domain.ID, n), make([]*string, n), make([][]byte, n)
+	var retention float64
+	var requests []int64
+	var ids []domain.ID
+	var priorities []int16
+	var payloads, attributes [][]byte
+	var ttls, delays, visibilityTimeouts, maxAttempts []int32
+	for i, position := range positions {
+		p := batch[position].enqueue
+		queueIDs[i] = p.QueueID
+		if p.Key != nil {
+			keys[i], fingerprints[i] = &p.Key.Key, p.Key.Fingerprint[:]
+			retention = max(retention, p.Key.Retention.Seconds())
+		}
+		for _, e := range p.Messages {
+			requests = append(requests, int64(i+1))
+			ids = append(ids, e.MessageID)
+			priorities = append(priorities, int16(e.Priority))
+			payloads = append(payloads, []byte(e.Payload))
+			attributes = append(attributes, encodeAttributes(e.Attributes))
+			ttls, delays = append(ttls, seconds(e.TTL)), append(delays, seconds(e.Delay))
+			visibilityTimeouts = append(visibilityTimeouts, seconds(e.VisibilityTimeout))
+			maxAttempts = append(maxAttempts, int32(e.MaxDeliveryAttempts))
 		}
 	}
+	return []any{queueIDs, keys, fingerprints, retention,
+		requests, ids, priorities, payloads, attributes, ttls, delays, visibilityTimeouts, maxAttempts}
 }
 
-// insertArguments are the arguments of insertMessages: the messages as parallel arrays, in
-// order, so that of two requests in one round the earlier gets the earlier place in line.
-func insertArguments(enqueues []domain.Enqueue) []any {
-	n := len(enqueues)
-	queueIDs, ids := make([]domain.ID, n), make([]domain.ID, n)
-	priorities := make([]int16, n)
-	payloads := make([][]byte, n)
-	ttls, visibilityTimeouts, maxAttempts := make([]int32, n), make([]int32, n), make([]int32, n)
-	for i, e := range enqueues {
-		queueIDs[i], ids[i] = e.QueueID, e.MessageID
-		priorities[i] = int16(e.Priority)
-		payloads[i] = []byte(e.Payload)
-		ttls[i], visibilityTimeouts[i] = seconds(e.TTL), seconds(e.VisibilityTimeout)
-		maxAttempts[i] = int32(e.MaxDeliveryAttempts)
-	}
-	return []any{queueIDs, ids, priorities, payloads, ttls, visibilityTimeouts, maxAttempts}
-}
-
-// deleteArguments are the arguments of deleteAcknowledged: the deliveries as parallel arrays.
-func deleteArguments(acknowledgements []acknowledgement) []any {
-	n := len(acknowledgements)
+// receiptArguments are the arguments of the statements on receipts: parallel arrays of
+// queues, messages and handles, and of seconds when withSeconds.
+func receiptArguments(entries []receiptEntry, withSeconds bool) []any {
+	n := len(entries)
 	queueIDs, ids, handles := make([]domain.ID, n), make([]domain.ID, n), make([]domain.ID, n)
-	for i, a := range acknowledgements {
-		queueIDs[i], ids[i], handles[i] = a.queueID, a.messageID, a.receiptHandle
+	secondsOf := make([]int32, n)
+	for i, e := range entries {
+		queueIDs[i], ids[i], handles[i], secondsOf[i] = e.queueID, e.receipt.MessageID, e.receipt.ReceiptHandle, e.seconds
+	}
+	if withSeconds {
+		return []any{queueIDs, ids, handles, secondsOf}
 	}
 	return []any{queueIDs, ids, handles}
+}
+
+func messageIDs(enqueues []domain.Enqueue) []domain.ID {
+	ids := make([]domain.ID, len(enqueues))
+	for i, e := range enqueues {
+		ids[i] = e.MessageID
+	}
+	return ids
+}
+
+func positionsOf(entries []receiptEntry) []int {
+	var positions []int
+	for _, e := range entries {
+		if len(positions) == 0 || !slices.Contains(positions, e.position) {
+			positions = append(positions, e.position)
+		}
+	}
+	return positions
 }
 
 // claimed is the outcome of one claim statement.
 type claimed struct {
 	deliveries   []domain.Delivery // in delivery order
 	deadLettered int
+	next         time.Duration
+	hasNext      bool
 }
 
 // readClaimed reads the next result of a round, a claimMessages.
@@ -224,23 +423,34 @@ func readClaimed(results pgx.BatchResults) (claimed, error) {
 	var c claimed
 	for rows.Next() {
 		var (
-			deadLettered      int64
-			id, receiptHandle *domain.ID
-			payload           []byte
-			priority          *int16
-			attempts          *int32
+			deadLettered, done  int64
+			nextMilliseconds    *int64
+			id, receiptHandle   *domain.ID
+			payload, attributes []byte
+			priority            *int16
+			attempts            *int32
+			enqueuedAt, firstAt *time.Time
 		)
-		if err := rows.Scan(&deadLettered, &id, &payload, &priority, &receiptHandle, &attempts); err != nil {
+		if err := rows.Scan(&deadLettered, &nextMilliseconds, &done, &id, &payload, &priority, &receiptHandle,
+			&attempts, &attributes, &enqueuedAt, &firstAt); err != nil {
 			return claimed{}, fmt.Errorf("postgres: claim messages: %w", err)
 		}
 		c.deadLettered = int(deadLettered)
+		if nextMilliseconds != nil {
+			c.next, c.hasNext = max(time.Duration(*nextMilliseconds)*time.Millisecond, 0), true
+		}
 		if id == nil {
 			continue
 		}
-		c.deliveries = append(c.deliveries, domain.Delivery{
+		d := domain.Delivery{
 			MessageID: *id, Payload: string(payload), Priority: domain.Priority(*priority),
 			ReceiptHandle: *receiptHandle, DeliveryAttempts: int(*attempts),
-		})
+			EnqueuedAt: enqueuedAt.UTC(), FirstDeliveredAt: firstAt.UTC(),
+		}
+		if d.Attributes, err = decodeAttributes(attributes); err != nil {
+			return claimed{}, fmt.Errorf("postgres: claim messages: %w", err)
+		}
+		c.deliveries = append(c.deliveries, d)
 	}
 	if err := rows.Err(); err != nil {
 		return claimed{}, fmt.Errorf("postgres: claim messages: %w", translate(err))
@@ -248,20 +458,59 @@ func readClaimed(results pgx.BatchResults) (claimed, error) {
 	return c, nil
 }
 
-// readAcknowledged reads the next result of a round, a deleteAcknowledged: the
-// acknowledgements that removed a message.
-func readAcknowledged(results pgx.BatchResults) ([]acknowledgement, error) {
+// readHeld reads the next result of a round, a statement on receipts that returns the
+// receipts it applied to, and calls held with the entry of each. When one receipt comes twice
+// in a statement, the earlier entry applied.
+func readHeld(results pgx.BatchResults, entries []receiptEntry, what string, held func(receiptEntry)) error {
 	rows, err := results.Query()
 	if err != nil {
-		return nil, fmt.Errorf("postgres: delete acknowledged messages: %w", translate(err))
+		return fmt.Errorf("postgres: %s: %w", what, translate(err))
 	}
-	deleted, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (acknowledgement, error) {
-		var a acknowledgement
-		err := row.Scan(&a.queueID, &a.messageID, &a.receiptHandle)
+	type applied struct {
+		queueID domain.ID
+		receipt domain.Receipt
+	}
+	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (applied, error) {
+		var a applied
+		err := row.Scan(&a.queueID, &a.receipt.MessageID, &a.receipt.ReceiptHandle)
 		return a, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: delete acknowledged messages: %w", translate(err))
+		return fmt.Errorf("postgres: %s: %w", what, translate(err))
 	}
-	return deleted, nil
+	taken := make([]bool, len(entries))
+	for _, a := range got {
+		for i, e := range entries {
+			if !taken[i] && e.queueID == a.queueID && e.receipt == a.receipt {
+				taken[i] = true
+				held(e)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// encodeAttributes returns the attributes as stored: JSON, or NULL for none.
+func encodeAttributes(a domain.Attributes) []byte {
+	if len(a) == 0 {
+		return nil
+	}
+	encoded, err := json.Marshal(a)
+	if err != nil {
+		panic(fmt.Sprintf("postgres: encode attributes: %v", err)) // a map of strings and bytes always encodes
+	}
+	return encoded
+}
+
+// decodeAttributes reads stored attributes.
+func decodeAttributes(stored []byte) (domain.Attributes, error) {
+	if stored == nil {
+		return nil, nil
+	}
+	var a domain.Attributes
+	if err := json.Unmarshal(stored, &a); err != nil {
+		return nil, fmt.Errorf("decode attributes: %w", err)
+	}
+	return a, nil
 }

@@ -17,7 +17,7 @@ func TestMetrics_CountWhatTheCoreReports(t *testing.T) {
 	m := prometheus.New()
 
 	for range 3 {
-		m.MessageEnqueued()
+		m.MessagesEnqueued(1)
 	}
 	m.MessageDelivered(false)
 	m.MessageDelivered(true)
@@ -106,7 +106,7 @@ func TestNew_EachHasItsOwnRegistry(t *testing.T) {
 	is := is.New(t)
 	first, second := prometheus.New(), prometheus.New()
 
-	first.MessageEnqueued()
+	first.MessagesEnqueued(1)
 
 	is.Equal(prometheustest.Scrape(t, first.Handler()).Value("retsu_messages_enqueued_total"), 1.0)  // counted where reported
 	is.Equal(prometheustest.Scrape(t, second.Handler()).Value("retsu_messages_enqueued_total"), 0.0) // and nowhere else

@@ -1,0 +1,256 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/postgres"
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// The tests in this file reproduce the faults of the hardening issue: a backlog of returned
+// or exhausted messages that made every claim of its queue slow, requests that answered an
+// error after their round had acted, and leases that started before the claim. Each runs in
+// a schema of its own, so that the locks and backlogs it makes touch no other test.
+
+// isolated is a MessageStore on a migrated schema of its own.
+type isolated struct {
+	pool  *pgxpool.Pool
+	store *postgres.MessageStore
+}
+
+var schemas atomic.Int64
+
+func newIsolated(t *testing.T) *isolated {
+	t.Helper()
+	ctx := context.Background()
+	schema := fmt.Sprintf("hardening_%d_%d", os.Getpid(), schemas.Add(1))
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	url := os.Getenv("RETSU_TEST_DATABASE_URL") + "&search_path=" + schema
+	if !strings.Contains(url, "?") {
+		url = strings.Replace(url, "&", "?", 1)
+	}
+	if err := migrateUp(url); err != nil {
+		t.Fatal(err)
+	}
+	p, err := postgres.OpenPool(ctx, url, postgres.PoolOptions{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	store := postgres.NewMessageStore(p, postgres.MessageStoreOptions{})
+	t.Cleanup(store.Close)
+	return &isolated{pool: p, store: store}
+}
+
+// insertDelivered stores n messages of queue queueID with the given priority that were
+// delivered attempts times and whose lease ended a minute ago, with plain SQL, as a consumer
+// fleet that crashed with work in flight leaves them.
+func (s *isolated) insertDelivered(t *testing.T, queueID domain.ID, n, attempts, maxAttempts int, priority domain.Priority) {
+	t.Helper()
+	_, err := s.pool.Exec(context.Background(), `
+		INSERT INTO messages (queue_id, id, priority, payload, expires_at, visible_at, state, receipt_handle,
+		                      delivery_attempts, max_delivery_attempts, visibility_timeout_seconds, first_delivered_at)
+		SELECT $1, gen_random_uuid(), $2, 'returned', now() + interval '1 day', now() - interval '1 minute', 2,
+		       gen_random_uuid(), $3, $4, 30, now() - interval '2 minutes'
+		FROM generate_series(1, $5)`, queueID, int16(priority), attempts, maxAttempts, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(context.Background(), "VACUUM ANALYZE messages"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// claimBuffers returns the shared buffers that one claim of max messages touches, as the
+// server's connections run it (generic plan, sequential scans off), in a transaction that is
+// rolled back.
+func (s *isolated) claimBuffers(t *testing.T, queueID domain.ID, max int) int {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "PREPARE claim AS "+postgres.ClaimStatement); err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Exec(ctx, "DEALLOCATE claim")
+	var plan string
+	explain := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim('%s', %d, false)", queueID, max)
+	if err := tx.QueryRow(ctx, explain).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	return postgres.SharedBuffers(t, plan)
+}
+
+func TestClaim_CostDoesNotGrowWithReturnedMessages(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	small, large := newID(), newID()
+	s.insertDelivered(t, small, 1000, 1, 5, domain.PriorityLow)
+	s.insertDelivered(t, large, 50000, 1, 5, domain.PriorityLow)
+	smallCost, largeCost := s.claimBuffers(t, small, 10), s.claimBuffers(t, large, 10)
+	t.Logf("buffers per claim of 10: 1,000 returned %d, 50,000 returned %d", smallCost, largeCost)
+	is.True(float64(largeCost) <= 1.5*float64(smallCost)) // a claim reads what it takes, not the whole backlog
+}
+
+func TestClaim_ReturnedMessages_KeepTheirPriorityAheadOfNewOnes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	s.insertDelivered(t, queueID, 3, 1, 5, domain.PriorityHigh)
+	fresh := newEnqueue(queueID, domain.PriorityMedium, "fresh")
+	is.NoErr(enqueueOne(s.store, fresh))
+	dequeued, err := s.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: queueID, Max: 4})
+	is.NoErr(err)
+	is.Equal(len(dequeued.Deliveries), 4)
+	for _, d := range dequeued.Deliveries[:3] {
+		is.Equal(d.Priority, domain.PriorityHigh) // the returned HIGH messages come first
+		is.Equal(d.DeliveryAttempts, 2)           // as their second attempt
+	}
+	is.Equal(dequeued.Deliveries[3].MessageID, fresh.MessageID) // then the fresh MEDIUM one
+}
+
+func TestClaim_ExhaustedBacklog_DoesNotHoldBackADeliverableMessage(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	s.insertDelivered(t, queueID, 5000, 1, 1, domain.PriorityHigh)
+	ready := newEnqueue(queueID, domain.PriorityLow, "behind the backlog")
+	is.NoErr(enqueueOne(s.store, ready))
+	dequeued, _, err := postgres.Round(s.store, context.Background(), []postgres.Operation{postgres.Dequeueing(queueID)})
+	is.NoErr(err)
+	is.Equal(len(dequeued[0].Deliveries), 1)
+	is.Equal(dequeued[0].Deliveries[0].MessageID, ready.MessageID) // one round delivers the message behind 5,000 exhausted ones
+	is.True(dequeued[0].DeadLettered > 0)                          // and moves part of the backlog, in bulk
+	is.True(dequeued[0].DeadLettered <= 1000)                      // bounded per claim
+	moved := dequeued[0].DeadLettered
+	for moved < 5000 {
+		got, err := dequeueOne(s.store, queueID)
+		is.NoErr(err)
+		is.True(got.DeadLettered > 0) // every later dequeue moves more, until none is left
+		moved += got.DeadLettered
+	}
+	is.Equal(moved, 5000) // each exhausted message was moved once
+}
+
+// holdLock locks the messages table for d in a transaction of its own, as a migration or a
+// careless operator would, and returns once the lock is held; done is closed when it is
+// released.
+func (s *isolated) holdLock(t *testing.T, d time.Duration) (done chan struct{}) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(d)
+		_ = tx.Commit(ctx)
+	}()
+	return done
+}
+
+func TestRound_SentBeforeTheRequesterGaveUp_AnswersItsOutcome(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	waiting := newEnqueue(queueID, domain.PriorityHigh, "waiting")
+	is.NoErr(enqueueOne(s.store, waiting))
+
+	released := s.holdLock(t, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	dequeued, err := s.store.Dequeue(ctx, ports.DequeueParams{QueueID: queueID, Max: 1})
+	<-released
+	is.NoErr(err)                                                   // the round was sent before the deadline: its outcome is the answer
+	is.Equal(len(dequeued.Deliveries), 1)                           // the claim it made
+	is.Equal(dequeued.Deliveries[0].MessageID, waiting.MessageID)   // of the waiting message
+	removed, err := acknowledgeOne(s.store, queueID, dequeued.Deliveries[0])
+	is.NoErr(err)
+	is.True(removed) // which the requester can still complete
+
+	released = s.holdLock(t, time.Second)
+	stored := newEnqueue(queueID, domain.PriorityHigh, "stored")
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = s.store.Enqueue(ctx, ports.EnqueueParams{QueueID: queueID, Messages: []domain.Enqueue{stored}})
+	<-released
+	is.NoErr(err) // an enqueue whose round was sent answers that it stored the message
+	got, err := dequeueOne(s.store, queueID)
+	is.NoErr(err)
+	is.Equal(got.Deliveries[0].MessageID, stored.MessageID) // and it did
+}
+
+func TestRound_RequesterThatGaveUpBeforeItsRoundLeft_IsTakenOut(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	released := s.holdLock(t, time.Second)
+	ahead := make(chan error, 1)
+	go func() { ahead <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityHigh, "ahead")) }()
+	time.Sleep(100 * time.Millisecond) // the round carrying "ahead" waits for the lock
+
+	behind := newEnqueue(queueID, domain.PriorityHigh, "gave up")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := s.store.Enqueue(ctx, ports.EnqueueParams{QueueID: queueID, Messages: []domain.Enqueue{behind}})
+	is.True(errors.Is(err, context.DeadlineExceeded)) // the request behind the stuck round gives up with its deadline
+	<-released
+	is.NoErr(<-ahead)
+	var n int
+	is.NoErr(s.pool.QueryRow(context.Background(), "SELECT count(*) FROM messages WHERE id = $1", behind.MessageID).Scan(&n))
+	is.Equal(n, 0) // and what it asked for was never done
+}
+
+func TestClaim_LeaseStartsWhenTheClaimIsMade(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	e := newEnqueue(queueID, domain.PriorityHigh, "slow to claim")
+	e.VisibilityTimeout = time.Second
+	is.NoErr(enqueueOne(s.store, e))
+	released := s.holdLock(t, 1500*time.Millisecond)
+	result := make(chan ports.Dequeued, 1)
+	go func() {
+		// The claim's round starts its transaction now and waits for the lock longer than
+		// the lease lasts.
+		got, err := dequeueOne(s.store, queueID)
+		if err != nil {
+			t.Error(err)
+		}
+		result <- got
+	}()
+	<-released
+	got := <-result
+	is.Equal(len(got.Deliveries), 1)
+	removed, err := acknowledgeOne(s.store, queueID, got.Deliveries[0])
+	is.NoErr(err)
+	is.True(removed) // the lease the consumer got was still running: it started at the claim, after the wait
+}
