@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/matryer/is"
 
@@ -25,6 +26,7 @@ import (
 
 // isolated is a MessageStore on a migrated schema of its own.
 type isolated struct {
+	url   string
 	pool  *pgxpool.Pool
 	store *postgres.MessageStore
 }
@@ -53,7 +55,7 @@ func newIsolated(t *testing.T) *isolated {
 	t.Cleanup(p.Close)
 	store := postgres.NewMessageStore(p, postgres.MessageStoreOptions{})
 	t.Cleanup(store.Close)
-	return &isolated{pool: p, store: store}
+	return &isolated{url: url, pool: p, store: store}
 }
 
 // insertDelivered stores n messages of queue queueID with the given priority that were
@@ -152,13 +154,18 @@ func TestClaim_ExhaustedBacklog_DoesNotHoldBackADeliverableMessage(t *testing.T)
 	is.Equal(moved, 5000) // each exhausted message was moved once
 }
 
-// holdLock locks the messages table for d in a transaction of its own, as a migration or a
-// careless operator would, and returns once the lock is held; done is closed when it is
-// released.
+// holdLock locks the messages table for d in a transaction of its own, on a connection of
+// its own, as a migration or a careless operator would, and returns once the lock is held;
+// done is closed when it is released.
 func (s *isolated) holdLock(t *testing.T, d time.Duration) (done chan struct{}) {
 	t.Helper()
 	ctx := context.Background()
-	tx, err := s.pool.Begin(ctx)
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +243,10 @@ func TestClaim_LeaseStartsWhenTheClaimIsMade(t *testing.T) {
 	e := newEnqueue(queueID, domain.PriorityHigh, "slow to claim")
 	e.VisibilityTimeout = time.Second
 	is.NoErr(enqueueOne(s.store, e))
+	// A connection that has run the claim before starts the claim's transaction when it is
+	// sent, and only then waits for the lock, as a busy server's connections do.
+	_, err := s.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: newID(), Max: 1})
+	is.NoErr(err)
 	released := s.holdLock(t, 1500*time.Millisecond)
 	result := make(chan ports.Dequeued, 1)
 	go func() {
