@@ -194,9 +194,9 @@ func TestRound_SentBeforeTheRequesterGaveUp_AnswersItsOutcome(t *testing.T) {
 	defer cancel()
 	dequeued, err := s.store.Dequeue(ctx, ports.DequeueParams{QueueID: queueID, Max: 1})
 	<-released
-	is.NoErr(err)                                                   // the round was sent before the deadline: its outcome is the answer
-	is.Equal(len(dequeued.Deliveries), 1)                           // the claim it made
-	is.Equal(dequeued.Deliveries[0].MessageID, waiting.MessageID)   // of the waiting message
+	is.NoErr(err)                                                 // the round was sent before the deadline: its outcome is the answer
+	is.Equal(len(dequeued.Deliveries), 1)                         // the claim it made
+	is.Equal(dequeued.Deliveries[0].MessageID, waiting.MessageID) // of the waiting message
 	removed, err := acknowledgeOne(s.store, queueID, dequeued.Deliveries[0])
 	is.NoErr(err)
 	is.True(removed) // which the requester can still complete

@@ -247,7 +247,7 @@ func dequeueConcurrently(t *testing.T, store *postgres.MessageStore, queueID dom
 			mu.Lock()
 			defer mu.Unlock()
 			results.deadLettered += result.DeadLettered
-			if (len(result.Deliveries) == 1) {
+			if len(result.Deliveries) == 1 {
 				results.delivered++
 				results.ids[result.Deliveries[0].MessageID] = true
 			}

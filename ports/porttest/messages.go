@@ -263,7 +263,7 @@ var messageStoreTests = []struct {
 		d := m.dequeue()
 		removed, err := m.Store.Acknowledge(ctx, newID(), []domain.Receipt{d.Receipt()})
 		m.is.NoErr(err)
-		m.is.True(!removed[0])         // a handle used through another queue removes nothing
+		m.is.True(!removed[0])      // a handle used through another queue removes nothing
 		m.is.True(m.acknowledge(d)) // the message is still there for its own queue
 	}},
 
@@ -274,7 +274,7 @@ var messageStoreTests = []struct {
 		m.is.True(!removed[0]) // an unknown message is not an error
 		removed, err = m.Store.Acknowledge(ctx, m.queueID, []domain.Receipt{{MessageID: id, ReceiptHandle: newID()}})
 		m.is.NoErr(err)
-		m.is.True(!removed[0])                   // an invented handle removes nothing
+		m.is.True(!removed[0])                // an invented handle removes nothing
 		m.is.Equal(m.dequeue().MessageID, id) // the waiting message is still delivered
 	}},
 
