@@ -22,14 +22,14 @@ import (
 // outcome and gets it, whatever its context says: an error answered then would hide work
 // that was done, such as a message stored, or a delivery made that nobody receives.
 type coalescer[Request, Answer any] struct {
-	run    func(ctx context.Context, batch []Request, answers []Answer) error
+	run    func(ctx context.Context, slot int, batch []Request, answers []Answer) error
 	limits batchLimits
 	// cost weighs a request against limits.maxCost; nil counts every request as 1.
 	cost func(Request) int
 
 	mu      sync.Mutex
 	waiting []*pendingCall[Request, Answer] // in arrival order
-	running int                             // batch slots in use
+	free    []int                           // the numbers of the batch slots not in use
 	closed  bool
 	slots   sync.WaitGroup // one per running slot, for close
 }
@@ -53,13 +53,18 @@ type pendingCall[Request, Answer any] struct {
 	done    chan struct{}
 }
 
-// newCoalescer returns a coalescer that carries out batches with run. run must fill
-// answers[i] for batch[i] when it returns nil.
+// newCoalescer returns a coalescer that carries out batches with run, which learns the number
+// of the slot, from 0 to maxRunning-1, that the batch runs in. run must fill answers[i] for
+// batch[i] when it returns nil.
 func newCoalescer[Request, Answer any](limits batchLimits, cost func(Request) int,
-	run func(ctx context.Context, batch []Request, answers []Answer) error) *coalescer[Request, Answer] {
+	run func(ctx context.Context, slot int, batch []Request, answers []Answer) error) *coalescer[Request, Answer] {
 	limits.maxRunning = max(limits.maxRunning, 1)
 	limits.maxCost = max(limits.maxCost, 1)
-	return &coalescer[Request, Answer]{run: run, limits: limits, cost: cost}
+	free := make([]int, limits.maxRunning)
+	for i := range free {
+		free[i] = limits.maxRunning - 1 - i // slot 0 is taken first
+	}
+	return &coalescer[Request, Answer]{run: run, limits: limits, cost: cost, free: free}
 }
 
 // do carries out request in the next batch and returns its answer once the batch is done.
@@ -94,28 +99,29 @@ func (c *coalescer[Request, Answer]) submit(call *pendingCall[Request, Answer]) 
 	}
 	c.waiting = append(c.waiting, call)
 	var batch []*pendingCall[Request, Answer]
-	if c.running < c.limits.maxRunning {
-		c.running++
+	slot := -1
+	if len(c.free) > 0 {
+		slot, c.free = c.free[len(c.free)-1], c.free[:len(c.free)-1]
 		c.slots.Add(1)
 		batch = c.takeBatch()
 	}
 	c.mu.Unlock()
 	if batch != nil {
-		go c.runSlot(batch)
+		go c.runSlot(slot, batch)
 	}
 	return nil
 }
 
 // runSlot carries out batch, then keeps the slot busy with the requests that arrived
 // meanwhile, until none waits.
-func (c *coalescer[Request, Answer]) runSlot(batch []*pendingCall[Request, Answer]) {
+func (c *coalescer[Request, Answer]) runSlot(slot int, batch []*pendingCall[Request, Answer]) {
 	defer c.slots.Done()
 	for len(batch) > 0 {
-		c.execute(batch)
+		c.execute(slot, batch)
 		c.mu.Lock()
 		batch = c.takeBatch()
 		if len(batch) == 0 {
-			c.running--
+			c.free = append(c.free, slot)
 		}
 		c.mu.Unlock()
 	}
@@ -159,14 +165,14 @@ func (c *coalescer[Request, Answer]) withdraw(call *pendingCall[Request, Answer]
 }
 
 // execute runs one batch and answers each of its requests.
-func (c *coalescer[Request, Answer]) execute(batch []*pendingCall[Request, Answer]) {
+func (c *coalescer[Request, Answer]) execute(slot int, batch []*pendingCall[Request, Answer]) {
 	requests := make([]Request, len(batch))
 	for i, call := range batch {
 		requests[i] = call.request
 	}
 	answers := make([]Answer, len(batch))
 	ctx, cancel := context.WithTimeout(context.Background(), c.limits.timeout)
-	err := c.run(ctx, requests, answers)
+	err := c.run(ctx, slot, requests, answers)
 	cancel()
 	for i, call := range batch {
 		if err != nil {

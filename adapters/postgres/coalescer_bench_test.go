@@ -29,7 +29,7 @@ func BenchmarkCoalescer(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			var batches atomic.Int64
 			c := newCoalescer(batchLimits{maxRunning: 1, maxCost: maxRound, timeout: time.Minute}, nil,
-				func(_ context.Context, batch, answers []int) error {
+				func(_ context.Context, _ int, batch, answers []int) error {
 					batches.Add(1)
 					time.Sleep(bc.roundTrip)
 					copy(answers, batch)

@@ -24,7 +24,7 @@ type gatedRun struct {
 
 func newGatedRun() *gatedRun { return &gatedRun{started: make(chan struct{}, 100)} }
 
-func (g *gatedRun) run(ctx context.Context, batch []int, answers []int) error {
+func (g *gatedRun) run(ctx context.Context, _ int, batch []int, answers []int) error {
 	gate := make(chan error, 1)
 	g.mu.Lock()
 	g.batches = append(g.batches, slices.Clone(batch))
@@ -112,7 +112,7 @@ var oneAtATime = batchLimits{maxRunning: 1, maxCost: 100, timeout: time.Minute}
 func TestCoalescer_LoneRequest_LeavesAtOnce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	c := newCoalescer(oneAtATime, nil, func(_ context.Context, batch, answers []int) error {
+	c := newCoalescer(oneAtATime, nil, func(_ context.Context, _ int, batch, answers []int) error {
 		answers[0] = batch[0] + 1
 		return nil
 	})

@@ -34,7 +34,7 @@ func Acknowledging(queueID domain.ID, d domain.Delivery) Operation {
 // single receipt) would have returned for each of its operations.
 func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Dequeued, []bool, error) {
 	outcomes := make([]outcome, len(batch))
-	if err := s.runRound(ctx, batch, outcomes); err != nil {
+	if err := s.runRound(ctx, 0, batch, outcomes); err != nil {
 		return nil, nil, err
 	}
 	dequeued, removed := make([]ports.Dequeued, len(batch)), make([]bool, len(batch))
@@ -63,3 +63,6 @@ func SharedBuffers(t *testing.T, plan string) int {
 	}
 	return explained[0].Plan.Hit + explained[0].Plan.Read
 }
+
+// RoundLockKey is the advisory lock key of a round slot.
+func RoundLockKey(slot int) int64 { return roundLockKey(slot) }

@@ -52,11 +52,12 @@ const (
 
 // MessageStoreOptions tune a MessageStore; a zero field takes its default.
 type MessageStoreOptions struct {
-	// RoundsInFlight is how many rounds may be in the database at once (default 1). A round
-	// is one transaction carrying the requests that arrived while the rounds before it were
-	// in flight. With one round at a time rounds are as large as they can be, which costs the
-	// database least per request; docs/performance.md shows what more rounds did on the
-	// project's reference machine.
+	// RoundsInFlight is how many rounds may run in the database at once (default 1), on this
+	// instance and, through the round locks (lockRoundSlot), across all the instances on the
+	// database that use the same setting. A round is one transaction carrying the requests
+	// that arrived while the rounds before it were in flight. With one round at a time
+	// rounds are as large as they can be, which costs the database least per request;
+	// docs/performance.md shows what more rounds did on the project's reference machine.
 	RoundsInFlight int
 }
 
@@ -67,6 +68,14 @@ func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
 	return s
 }
+
+// roundLockBase is the first of the advisory lock keys of the round slots ("retsu" and a
+// slot number; see lockRoundSlot). An application that shares the database and uses advisory
+// locks must stay clear of the keys from it to it plus RoundsInFlight.
+const roundLockBase = 0x7265747375000000
+
+// roundLockKey returns the advisory lock key of round slot slot.
+func roundLockKey(slot int) int64 { return roundLockBase + int64(slot) }
 
 // Close answers the requests already made and refuses new ones with a service_unavailable
 // error, and stops listening. It does not close the pool.

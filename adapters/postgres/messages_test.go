@@ -369,3 +369,29 @@ func TestRound_FailedStatement_FailsTheWholeRound(t *testing.T) {
 	is.NoErr(err)
 	is.True(removed) // the acknowledgement of the failed round was rolled back with it
 }
+
+func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	other := postgres.NewMessageStore(s.pool, postgres.MessageStoreOptions{}) // another instance
+	t.Cleanup(other.Close)
+	conn, err := s.pool.Acquire(context.Background())
+	is.NoErr(err)
+	defer conn.Release()
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock($1)", postgres.RoundLockKey(0))
+	is.NoErr(err)
+	done := make(chan error, 2)
+	for _, store := range []*postgres.MessageStore{s.store, other} {
+		go func() { done <- enqueueOne(store, newEnqueue(newID(), domain.PriorityLow, "waits its turn")) }()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a round ran while another transaction held its slot's lock (%v)", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", postgres.RoundLockKey(0))
+	is.NoErr(err)
+	is.NoErr(<-done) // once the lock is free, the rounds of both instances run,
+	is.NoErr(<-done) // one after the other
+}

@@ -170,10 +170,19 @@ func appendReceipts(entries []receiptEntry, position int, op operation) []receip
 	return entries
 }
 
-// runRound carries out a batch of operations as one round and answers each.
-func (s *MessageStore) runRound(ctx context.Context, batch []operation, outcomes []outcome) error {
+// runRound carries out a batch of operations as one round, in the round slot slot of this
+// instance, and answers each.
+func (s *MessageStore) runRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
 	r := newRound(batch)
-	results := s.pool.SendBatch(ctx, r.statements(batch))
+	statements := r.statements(batch)
+	// The slot's round lock comes first: see lockRoundSlot.
+	statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{roundLockKey(slot)}}},
+		statements.QueuedQueries...)
+	results := s.pool.SendBatch(ctx, statements)
+	if _, err := results.Exec(); err != nil {
+		_ = results.Close()
+		return fmt.Errorf("postgres: lock round slot: %w", translate(err))
+	}
 	err := r.read(results, batch, outcomes)
 	if closeErr := results.Close(); err == nil && closeErr != nil {
 		err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
