@@ -66,7 +66,8 @@ func (r *waitRoom) enter(queueID domain.ID, want int) *wait {
 	return w
 }
 
-// leave removes w.
+// leave removes w. A wakeup that w was given but did not use, since its dequeue ended
+// first, goes to the next wait of the queue.
 func (r *waitRoom) leave(w *wait) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -74,11 +75,9 @@ func (r *waitRoom) leave(w *wait) {
 	if q == nil {
 		return
 	}
-	for i, other := range q.waits {
-		if other == w {
-			q.waits = append(q.waits[:i], q.waits[i+1:]...)
-			break
-		}
+	r.removeLocked(q, w)
+	if len(w.woken) > 0 {
+		r.wakeLocked(q, 1)
 	}
 	if len(q.waits) == 0 {
 		if q.stopTimer != nil {
@@ -89,8 +88,9 @@ func (r *waitRoom) leave(w *wait) {
 }
 
 // asked records that w's dequeue asked the store and got got messages: it waits again. A
-// dequeue that got all it wanted may have left more behind, so the next wait of the queue
-// asks in turn; next, when hasNext, is when a message not deliverable now may become so.
+// dequeue that got all it wanted leaves, and may have left more behind, so the next wait
+// of the queue asks in turn, also for a wakeup that came during w's ask; next, when
+// hasNext, is when a message not deliverable now may become so.
 func (r *waitRoom) asked(w *wait, got int, next time.Duration, hasNext bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -99,15 +99,28 @@ func (r *waitRoom) asked(w *wait, got int, next time.Duration, hasNext bool) {
 		return
 	}
 	w.asking = false
+	if got >= w.want && got > 0 {
+		// w is done: out of the line first, so that the turn it passes on is not its own.
+		r.removeLocked(q, w)
+		r.wakeLocked(q, 1)
+		return
+	}
 	if w.again {
 		w.again = false
 		r.wakeOneLocked(w)
 	}
-	if got >= w.want && got > 0 {
-		r.wakeLocked(q, 1)
-	}
 	if hasNext {
 		r.scheduleLocked(w.queueID, q, next)
+	}
+}
+
+// removeLocked takes w out of the queue's waits, if it is there.
+func (r *waitRoom) removeLocked(q *queueWaits, w *wait) {
+	for i, other := range q.waits {
+		if other == w {
+			q.waits = append(q.waits[:i], q.waits[i+1:]...)
+			return
+		}
 	}
 }
 

@@ -190,3 +190,18 @@ func TestError_Error(t *testing.T) {
 		})
 	}
 }
+
+func TestEntryError_CarriesIndexAndCode(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	inner := &domain.Error{Code: domain.CodeInvalidPriority, Message: "priority must be HIGH, MEDIUM or LOW"}
+	var err error = fmt.Errorf("enqueue: %w", &domain.EntryError{Index: 3, Err: inner})
+
+	var entry *domain.EntryError
+	is.True(errors.As(err, &entry))                                          // the entry error is found through wrapping
+	is.Equal(entry.Index, 3)                                                 // with its index
+	is.Equal(domain.ErrorCode(err), domain.CodeInvalidPriority)              // the batch's code is the entry's
+	is.Equal(domain.ErrorMessage(err), inner.Message)                        // and so is the message shown to callers
+	is.Equal(entry.Error(), "entry 3: priority must be HIGH, MEDIUM or LOW") // the text names the entry
+	is.Equal(errors.Unwrap(entry), error(inner))                             // Unwrap returns the entry's error
+}

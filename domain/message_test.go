@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"testing"
@@ -128,12 +129,25 @@ func TestNewMessage_Validate(t *testing.T) {
 		{name: "ttl 1500ms", message: domain.NewMessage{Priority: domain.PriorityHigh, TTL: new(1500 * time.Millisecond)}, want: domain.CodeInvalidTTL},
 		{name: "ttl above thirty days", message: domain.NewMessage{Priority: domain.PriorityHigh, TTL: new(maxMessageTTL + time.Second)}, want: domain.CodeInvalidTTL},
 		{name: "priority checked before ttl", message: domain.NewMessage{TTL: new(time.Duration(0))}, want: domain.CodeInvalidPriority},
+
+		{name: "delay zero", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(time.Duration(0))}},
+		{name: "delay without ttl", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(time.Hour)}},
+		{name: "longest delay without ttl", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(maxDelay)}},
+		{name: "delay shorter than ttl", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(time.Minute), Delay: new(59 * time.Second)}},
+		{name: "longest delay, longest ttl", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(maxMessageTTL), Delay: new(maxDelay)}},
+		{name: "delay equal to ttl", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(time.Minute), Delay: new(time.Minute)}, want: domain.CodeInvalidDelay},
+		{name: "delay longer than ttl", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(time.Minute), Delay: new(time.Hour)}, want: domain.CodeInvalidDelay},
+		{name: "delay negative", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(-time.Second)}, want: domain.CodeInvalidDelay},
+		{name: "delay 1500ms", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(1500 * time.Millisecond)}, want: domain.CodeInvalidDelay},
+		{name: "delay of thirty days", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(maxDelay + time.Second)}, want: domain.CodeInvalidDelay},
+		{name: "ttl checked before delay", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(time.Duration(0)), Delay: new(-time.Second)}, want: domain.CodeInvalidTTL},
+		{name: "priority checked before delay", message: domain.NewMessage{Delay: new(-time.Second)}, want: domain.CodeInvalidPriority},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
-			is.Equal(codeOf(tc.message.Validate()), tc.want) // a priority is required; a ttl, when given, is 1 s to 30 days
+			is.Equal(codeOf(tc.message.Validate()), tc.want) // a priority is required; a ttl is 1 s to 30 days; a delay 0 s to 2,591,999 s and shorter than a given ttl
 		})
 	}
 }
@@ -151,9 +165,10 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 	}
 	messageID := mustParseID(t, "0190a1b2-c3d4-7e5f-8a9b-000000000001")
 	cases := []struct {
-		name    string
-		message domain.NewMessage
-		wantTTL time.Duration
+		name      string
+		message   domain.NewMessage
+		wantTTL   time.Duration
+		wantDelay time.Duration
 	}{
 		{
 			name:    "ttl from the queue default",
@@ -175,6 +190,25 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 			message: domain.NewMessage{Payload: "a\x00b", Priority: domain.PriorityMedium},
 			wantTTL: 2 * time.Hour,
 		},
+		{
+			name:      "delay shorter than the queue default",
+			message:   domain.NewMessage{Payload: "later", Priority: domain.PriorityMedium, Delay: new(2*time.Hour - time.Second)},
+			wantTTL:   2 * time.Hour,
+			wantDelay: 2*time.Hour - time.Second,
+		},
+		{
+			name:      "delay longer than the queue default, shorter than the request ttl",
+			message:   domain.NewMessage{Payload: "later", Priority: domain.PriorityMedium, TTL: new(5 * time.Hour), Delay: new(3 * time.Hour)},
+			wantTTL:   5 * time.Hour,
+			wantDelay: 3 * time.Hour,
+		},
+		{
+			name: "attributes",
+			message: domain.NewMessage{Payload: "x", Priority: domain.PriorityHigh, Attributes: domain.Attributes{
+				"n": {DataType: "Number", StringValue: "7"},
+			}},
+			wantTTL: 2 * time.Hour,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,42 +221,85 @@ func TestNewMessage_Resolve_TakesQueueSettings(t *testing.T) {
 				MessageID:           messageID,
 				Priority:            tc.message.Priority,
 				Payload:             tc.message.Payload,
+				Attributes:          tc.message.Attributes,
 				TTL:                 tc.wantTTL,
+				Delay:               tc.wantDelay,
 				VisibilityTimeout:   45 * time.Second,
 				MaxDeliveryAttempts: 3,
-			}) // ttl from the request or the queue; visibility timeout and attempts copied from the queue
+			}) // ttl from the request or the queue, the request's delay and attributes; visibility timeout and attempts copied from the queue
 		})
 	}
 }
 
 func TestNewStoredMessage(t *testing.T) {
 	t.Parallel()
-	is := is.New(t)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	enqueue := domain.Enqueue{
-		QueueID:             domain.ID{1},
-		MessageID:           domain.ID{2},
-		Priority:            domain.PriorityMedium,
-		Payload:             "hello",
-		TTL:                 time.Hour,
-		VisibilityTimeout:   45 * time.Second,
-		MaxDeliveryAttempts: 3,
+	attributes := domain.Attributes{"kind": {DataType: "String", StringValue: "welcome"}}
+	cases := []struct {
+		name          string
+		delay         time.Duration
+		wantVisibleAt time.Time
+	}{
+		{name: "without delay", delay: 0, wantVisibleAt: now},
+		{name: "with a delay", delay: 10 * time.Minute, wantVisibleAt: now.Add(10 * time.Minute)},
 	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			enqueue := domain.Enqueue{
+				QueueID:             domain.ID{1},
+				MessageID:           domain.ID{2},
+				Priority:            domain.PriorityMedium,
+				Payload:             "hello",
+				Attributes:          attributes,
+				TTL:                 time.Hour,
+				Delay:               tc.delay,
+				VisibilityTimeout:   45 * time.Second,
+				MaxDeliveryAttempts: 3,
+			}
 
-	got := domain.NewStoredMessage(enqueue, 42, now)
+			got := domain.NewStoredMessage(enqueue, 42, now)
 
-	is.Equal(got, domain.Message{
-		QueueID:             domain.ID{1},
-		ID:                  domain.ID{2},
-		Seq:                 42,
-		Priority:            domain.PriorityMedium,
-		Payload:             "hello",
-		EnqueuedAt:          now,
-		ExpiresAt:           now.Add(time.Hour),
-		MaxDeliveryAttempts: 3,
-		VisibilityTimeout:   45 * time.Second,
-	}) // expiry is now + ttl; never delivered, so no handle, attempts or VisibleAt
-	is.True(got.IsDeliverable(now)) // a stored message is ready at once
+			is.Equal(got, domain.Message{
+				QueueID:             domain.ID{1},
+				ID:                  domain.ID{2},
+				Seq:                 42,
+				Priority:            domain.PriorityMedium,
+				Payload:             "hello",
+				Attributes:          attributes,
+				EnqueuedAt:          now,
+				ExpiresAt:           now.Add(time.Hour),
+				VisibleAt:           tc.wantVisibleAt,
+				MaxDeliveryAttempts: 3,
+				VisibilityTimeout:   45 * time.Second,
+			}) // expiry is now + ttl, counted from the enqueue even with a delay; visible after the delay; never delivered
+		})
+	}
+}
+
+func TestNewStoredMessage_DeliverableAfterItsDelay(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name  string
+		delay time.Duration
+		at    time.Time
+		want  bool
+	}{
+		{name: "no delay, at once", delay: 0, at: now, want: true},
+		{name: "delayed, at once", delay: time.Minute, at: now, want: false},
+		{name: "delayed, 1ns before the delay ends", delay: time.Minute, at: now.Add(time.Minute - time.Nanosecond), want: false},
+		{name: "delayed, when the delay ends", delay: time.Minute, at: now.Add(time.Minute), want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			m := domain.NewStoredMessage(domain.Enqueue{Priority: domain.PriorityLow, TTL: time.Hour, Delay: tc.delay, MaxDeliveryAttempts: 1}, 1, now)
+			is.Equal(m.IsDeliverable(tc.at), tc.want) // a stored message is deliverable once its delay has passed
+		})
+	}
 }
 
 func TestMessage_DeliversBefore_PriorityThenSeq(t *testing.T) {
@@ -277,4 +354,106 @@ func TestMessage_DeliversBefore_SortsAQueue(t *testing.T) {
 		seqs = append(seqs, m.Seq)
 	}
 	is.Equal(seqs, []int64{2, 4, 3, 1, 5}) // HIGH in enqueue order, then MEDIUM, then LOW in enqueue order
+}
+
+func TestNewMessage_Resolve_DelayNotShorterThanQueueDefaultTTL(t *testing.T) {
+	t.Parallel()
+	queue := domain.Queue{ID: domain.ID{1}, Name: "emails", Settings: domain.Settings{
+		VisibilityTimeout: 30 * time.Second, MaxDeliveryAttempts: 5, DefaultMessageTTL: time.Hour,
+	}}
+	cases := []struct {
+		name    string
+		message domain.NewMessage
+		want    domain.Code
+	}{
+		{name: "delay 1s shorter than the default", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(time.Hour - time.Second)}},
+		{name: "delay equal to the default", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(time.Hour)}, want: domain.CodeInvalidDelay},
+		{name: "delay longer than the default", message: domain.NewMessage{Priority: domain.PriorityLow, Delay: new(2 * time.Hour)}, want: domain.CodeInvalidDelay},
+		{name: "the request ttl decides, not the default", message: domain.NewMessage{Priority: domain.PriorityLow, TTL: new(3 * time.Hour), Delay: new(2 * time.Hour)}},
+		{name: "no delay", message: domain.NewMessage{Priority: domain.PriorityLow}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			_, err := tc.message.Resolve(queue, domain.ID{2})
+			is.Equal(codeOf(err), tc.want) // the delay must be shorter than the lifetime the message takes
+		})
+	}
+}
+
+func TestValidateDelay(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		delay time.Duration
+		want  domain.Code
+	}{
+		{name: "zero", delay: 0},
+		{name: "one second", delay: time.Second},
+		{name: "the longest", delay: maxDelay},
+		{name: "negative", delay: -time.Second, want: domain.CodeInvalidDelay},
+		{name: "one nanosecond", delay: time.Nanosecond, want: domain.CodeInvalidDelay},
+		{name: "1500ms", delay: 1500 * time.Millisecond, want: domain.CodeInvalidDelay},
+		{name: "thirty days", delay: maxDelay + time.Second, want: domain.CodeInvalidDelay},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			is.Equal(codeOf(domain.ValidateDelay(tc.delay)), tc.want) // whole seconds from 0 to 2,591,999
+		})
+	}
+}
+
+func TestValidateNewMessages_BatchSize(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		size int
+		want domain.Code
+	}{
+		{size: 0, want: domain.CodeInvalidBatchSize},
+		{size: 1},
+		{size: 1000},
+		{size: 1001, want: domain.CodeInvalidBatchSize},
+	}
+	for _, tc := range cases {
+		t.Run(strconv.Itoa(tc.size), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			messages := slices.Repeat([]domain.NewMessage{{Payload: "x", Priority: domain.PriorityLow}}, tc.size)
+			err := domain.ValidateNewMessages(messages)
+			is.Equal(codeOf(err), tc.want) // 1 to 1,000 messages
+			var entry *domain.EntryError
+			is.True(!errors.As(err, &entry)) // a size error names no entry
+		})
+	}
+}
+
+func TestValidateNewMessages_FirstBadEntry(t *testing.T) {
+	t.Parallel()
+	good := domain.NewMessage{Payload: "x", Priority: domain.PriorityLow}
+	cases := []struct {
+		name      string
+		messages  []domain.NewMessage
+		wantIndex int
+		wantCode  domain.Code
+	}{
+		{name: "the only entry", messages: []domain.NewMessage{{Payload: "x"}}, wantIndex: 0, wantCode: domain.CodeInvalidPriority},
+		{name: "the fourth entry", messages: []domain.NewMessage{good, good, good, {Priority: domain.PriorityLow, TTL: new(time.Duration(0))}}, wantIndex: 3, wantCode: domain.CodeInvalidTTL},
+		{name: "the lowest of two bad entries", messages: []domain.NewMessage{good, {Priority: domain.PriorityLow, Delay: new(-time.Second)}, {Payload: "x"}}, wantIndex: 1, wantCode: domain.CodeInvalidDelay},
+		{name: "the last of 1,000", messages: append(slices.Repeat([]domain.NewMessage{good}, 999), domain.NewMessage{Priority: 9}), wantIndex: 999, wantCode: domain.CodeInvalidPriority},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			err := domain.ValidateNewMessages(tc.messages)
+			var entry *domain.EntryError
+			is.True(errors.As(err, &entry))          // the error names an entry
+			is.Equal(entry.Index, tc.wantIndex)      // the first failing one
+			is.Equal(codeOf(err), tc.wantCode)       // with the code of its field
+			is.Equal(codeOf(entry.Err), tc.wantCode) // which the entry's error carries
+		})
+	}
 }

@@ -17,6 +17,7 @@ const (
 	day                  = 24 * time.Hour
 	maxVisibilityTimeout = 21_600 * time.Second    // 6 hours
 	maxMessageTTL        = 2_592_000 * time.Second // 30 days
+	maxDelay             = 2_591_999 * time.Second // 30 days less a second
 )
 
 func TestValidateQueueName(t *testing.T) {

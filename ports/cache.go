@@ -10,8 +10,9 @@ import (
 // read them from the QueueStore. It may lose entries at any time; it never holds message
 // state. Writers update the QueueStore first and the cache after it.
 type QueueCache interface {
-	// Queue returns the cached details of a queue; found is false on a miss. Returns
-	// domain.ErrQueueNotFound, a hit, for a queue that Delete recorded as deleted.
+	// Queue returns the cached details of a queue; found is false on a miss. For a queue
+	// that Delete recorded as deleted, found is false and err is domain.ErrQueueNotFound:
+	// a hit, which callers answer without asking the QueueStore.
 	Queue(ctx context.Context, id domain.ID) (q domain.Queue, found bool, err error)
 
 	// Fill caches details just read from the QueueStore, unless the cache already holds an

@@ -23,6 +23,7 @@ type Cleaning interface {
 	DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error)
 
 	// DeleteQueueData permanently deletes up to limit of the messages, dead letters and
-	// idempotency keys of a deleted queue and returns how many it deleted.
+	// idempotency keys of a deleted queue, each counting as one toward the limit, and
+	// returns how many it deleted: fewer than limit once nothing is left.
 	DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error)
 }

@@ -25,13 +25,15 @@ type DeadLetterStore interface {
 	// domain.DeadLetter.Redrive), each in one atomic step, so that a message is never in
 	// both places nor in neither, and returns the IDs it moved: those selected by IDs that
 	// have a dead letter, in the order given, or the lowest IDs up to the limit. The
-	// messages join the end of their priority's line, in that order.
+	// messages join the end of their priority's line, in that order. A deleted queue takes
+	// nothing back: Redrive moves none of its dead letters.
 	Redrive(ctx context.Context, q domain.Queue, r domain.Redrive) ([]domain.ID, error)
 }
 
 // DeadLetterPage selects a page of dead letters.
 type DeadLetterPage struct {
-	// After, when not zero, starts the page after the dead letter with this ID.
+	// After, when not zero, starts the page after this ID, which need not be a dead letter's:
+	// the page holds the dead letters with greater IDs.
 	After domain.ID
 	// Limit is the page size, from 1 to domain.MaxListLimit.
 	Limit int

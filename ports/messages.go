@@ -18,7 +18,8 @@ type MessageStore interface {
 	// nothing and returns the earlier request's IDs, Replayed. Returns
 	// domain.ErrIdempotencyKeyReused for a different request with the key,
 	// domain.ErrIdempotencyKeyInUse while another request with the key is still
-	// uncommitted, and domain.ErrQueueNotFound when the queue was deleted.
+	// uncommitted, and domain.ErrQueueNotFound when the queue was deleted, even for a
+	// request that would replay.
 	Enqueue(ctx context.Context, p EnqueueParams) (Enqueued, error)
 
 	// Dequeue starts deliveries of up to p.Max of the queue's deliverable messages, in
@@ -47,7 +48,8 @@ type MessageStore interface {
 	Undeliver(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) error
 
 	// Purge removes every message of the queue, ready, delayed and in flight, that was
-	// committed before the call, and returns how many. Dead letters stay.
+	// committed before the call, and returns how many. Dead letters stay, and so do the
+	// messages committed after it; the receipts of the purged deliveries hold nothing.
 	Purge(ctx context.Context, queueID domain.ID) (int, error)
 
 	// Stats counts the queue's messages and dead letters by priority.

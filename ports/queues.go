@@ -34,7 +34,8 @@ type QueueStore interface {
 	DeletedQueues(ctx context.Context, limit int) ([]DeletedQueue, error)
 
 	// ForgetDeletedQueue drops the record of a deletion, once the cleaners removed the
-	// queue's data and no request can still be adding to it.
+	// queue's data and no request can still be adding to it. A record that does not exist
+	// is no error.
 	ForgetDeletedQueue(ctx context.Context, id domain.ID) error
 }
 

@@ -8,9 +8,11 @@ import (
 
 // Wakeups tells the core when queues may have deliverable messages, so that dequeues that
 // wait for one look again then, instead of polling. A store sends a wakeup for every change
-// that makes messages deliverable now or later: an enqueue (with its delay), a release, a
-// redrive, and a delivery, whose lease may end unacknowledged. A PostgreSQL store hears those
-// of every instance on the database.
+// that makes messages deliverable now or later: an enqueue (now, counting the messages
+// deliverable at once, and After the shortest delay of the others), a release (After its
+// delay), an undelivery and a redrive (now), and a dequeue that delivered (After the
+// visibility timeout, when a lease may end unacknowledged). A PostgreSQL store hears those
+// of every instance on the database, a moment later.
 type Wakeups interface {
 	// Subscribe calls notify with every wakeup from now on, one call at a time, until the
 	// returned cancel is called. notify must not block. A wakeup with a zero QueueID says

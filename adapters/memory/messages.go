@@ -119,7 +119,9 @@ func (s *MessageStore) Enqueue(_ context.Context, p ports.EnqueueParams) (ports.
 		q.keys[p.Key.Key] = idempotencyRecord{fingerprint: p.Key.Fingerprint, ids: ids, createdAt: now}
 	}
 	s.wake(p.QueueID, 0, ready)
-	s.wake(p.QueueID, firstDelay, 1)
+	if firstDelay > 0 {
+		s.wake(p.QueueID, firstDelay, 1)
+	}
 	return ports.Enqueued{IDs: ids}, nil
 }
 

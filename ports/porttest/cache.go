@@ -1,6 +1,7 @@
 package porttest
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +109,54 @@ func TestQueueCache(t *testing.T, newCache func(t *testing.T) ports.QueueCache) 
 			is.True(found)
 			is.Equal(got.MaxDeliveryAttempts, 9) // the stored update survives the concurrent fill
 		}
+	})
+
+	t.Run("Delete_ThenQueue_ReturnsNotFound", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		c := newCache(t)
+		q := queue()
+		is.NoErr(c.Store(ctx, q))
+		is.NoErr(c.Delete(ctx, q.ID))
+		_, found, err := c.Queue(ctx, q.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // the cache answers that the queue is gone
+		is.True(!found)                                  // with no details
+	})
+
+	t.Run("Delete_ThenFill_DoesNotBringItBack", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		c := newCache(t)
+		q := queue()
+		is.NoErr(c.Store(ctx, q))
+		is.NoErr(c.Delete(ctx, q.ID))
+		is.NoErr(c.Fill(ctx, q)) // details read before the deletion
+		_, _, err := c.Queue(ctx, q.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // do not bring the queue back
+	})
+
+	t.Run("Delete_WithoutEntry_ThenFill_DoesNotBringItBack", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		c := newCache(t)
+		q := queue()
+		is.NoErr(c.Delete(ctx, q.ID))
+		is.NoErr(c.Fill(ctx, q))
+		_, _, err := c.Queue(ctx, q.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // a deletion recorded on a miss holds too
+	})
+
+	t.Run("Delete_OtherEntriesStay", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		c := newCache(t)
+		gone, kept := queue(), queue()
+		is.NoErr(c.Store(ctx, gone))
+		is.NoErr(c.Store(ctx, kept))
+		is.NoErr(c.Delete(ctx, gone.ID))
+		got, found, err := c.Queue(ctx, kept.ID)
+		is.NoErr(err)
+		is.True(found)      // another queue's entry stays
+		is.Equal(got, kept) // with its details
 	})
 }

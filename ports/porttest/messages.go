@@ -2,6 +2,7 @@ package porttest
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,8 +14,9 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-// MessageHarness is what the MessageStore suite needs from an adapter: its message store
-// and the other roles of that store, on one backing.
+// MessageHarness is what the suites of the message store's roles need from an adapter: its
+// message store and the other roles of that store, on one backing. Every suite needs every
+// field: a suite checks its port, and uses the others to set up and to look.
 type MessageHarness struct {
 	Store       ports.MessageStore
 	DeadLetters ports.DeadLetterStore
@@ -33,7 +35,18 @@ const margin = 150 * time.Millisecond
 // TestMessageStore runs the MessageStore contract. newHarness may share one store between
 // tests: each test works in queues of its own.
 func TestMessageStore(t *testing.T, newHarness func(t *testing.T) MessageHarness) {
-	for _, tc := range messageStoreTests {
+	runMessageTests(t, newHarness, slices.Concat(messageStoreTests, deliveryTests, leaseTests, idempotencyTests, lifecycleTests))
+}
+
+// messageTestCase is one test of a suite over a MessageHarness.
+type messageTestCase struct {
+	name string
+	run  func(t *testing.T, m *messageTest)
+}
+
+// runMessageTests runs each test in parallel, with a harness and a queue of its own.
+func runMessageTests(t *testing.T, newHarness func(t *testing.T) MessageHarness, tests []messageTestCase) {
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.run(t, &messageTest{MessageHarness: newHarness(t), queueID: newID(), is: is.New(t)})
@@ -50,9 +63,9 @@ type messageTest struct {
 
 var ctx = context.Background()
 
-// enqueue stores a message with the test settings, changed by the options, and returns its ID.
-func (m *messageTest) enqueue(p domain.Priority, payload string, options ...func(*domain.Enqueue)) domain.ID {
-	m.is.Helper()
+// message returns a message of the test's queue with the test settings, changed by the
+// options.
+func (m *messageTest) message(p domain.Priority, payload string, options ...func(*domain.Enqueue)) domain.Enqueue {
 	e := domain.Enqueue{
 		QueueID: m.queueID, MessageID: newID(), Priority: p, Payload: payload,
 		TTL: testSettings.DefaultMessageTTL, VisibilityTimeout: testSettings.VisibilityTimeout,
@@ -61,34 +74,58 @@ func (m *messageTest) enqueue(p domain.Priority, payload string, options ...func
 	for _, o := range options {
 		o(&e)
 	}
-	_, err := m.Store.Enqueue(ctx, ports.EnqueueParams{QueueID: m.queueID, Messages: []domain.Enqueue{e}})
-	m.is.NoErr(err) // enqueue succeeds
-	return e.MessageID
+	return e
 }
 
-func withTTL(d time.Duration) func(*domain.Enqueue) { return func(e *domain.Enqueue) { e.TTL = d } }
+// enqueue stores a message with the test settings, changed by the options, and returns its ID.
+func (m *messageTest) enqueue(p domain.Priority, payload string, options ...func(*domain.Enqueue)) domain.ID {
+	m.is.Helper()
+	return m.enqueueBatch(m.message(p, payload, options...))[0]
+}
+
+// enqueueBatch stores the messages in one request and returns their IDs.
+func (m *messageTest) enqueueBatch(messages ...domain.Enqueue) []domain.ID {
+	m.is.Helper()
+	enqueued, err := m.Store.Enqueue(ctx, ports.EnqueueParams{QueueID: m.queueID, Messages: messages})
+	m.is.NoErr(err)                              // enqueue succeeds
+	m.is.True(!enqueued.Replayed)                // a request without a key is never a replay
+	m.is.Equal(len(enqueued.IDs), len(messages)) // one ID per message
+	return enqueued.IDs
+}
+
+func withTTL(d time.Duration) func(*domain.Enqueue)   { return func(e *domain.Enqueue) { e.TTL = d } }
+func withDelay(d time.Duration) func(*domain.Enqueue) { return func(e *domain.Enqueue) { e.Delay = d } }
 func withVisibilityTimeout(d time.Duration) func(*domain.Enqueue) {
 	return func(e *domain.Enqueue) { e.VisibilityTimeout = d }
 }
 func withMaxDeliveryAttempts(n int) func(*domain.Enqueue) {
 	return func(e *domain.Enqueue) { e.MaxDeliveryAttempts = n }
 }
+func withID(id domain.ID) func(*domain.Enqueue) { return func(e *domain.Enqueue) { e.MessageID = id } }
+func withAttributes(a domain.Attributes) func(*domain.Enqueue) {
+	return func(e *domain.Enqueue) { e.Attributes = a }
+}
 
 // dequeue expects a delivery.
 func (m *messageTest) dequeue() domain.Delivery {
 	m.is.Helper()
-	result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
+	deliveries := m.dequeueUpTo(1)
+	m.is.Equal(len(deliveries), 1) // a message is delivered
+	return deliveries[0]
+}
+
+// dequeueUpTo dequeues up to max messages.
+func (m *messageTest) dequeueUpTo(max int) []domain.Delivery {
+	m.is.Helper()
+	result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: max})
 	m.is.NoErr(err)
-	m.is.Equal(len(result.Deliveries), 1) // a message is delivered
-	return result.Deliveries[0]
+	return result.Deliveries
 }
 
 // dequeueNothing expects no delivery.
 func (m *messageTest) dequeueNothing() {
 	m.is.Helper()
-	result, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
-	m.is.NoErr(err)
-	m.is.Equal(len(result.Deliveries), 0) // no message is deliverable
+	m.is.Equal(len(m.dequeueUpTo(1)), 0) // no message is deliverable
 }
 
 func (m *messageTest) acknowledge(d domain.Delivery) bool {
@@ -98,6 +135,29 @@ func (m *messageTest) acknowledge(d domain.Delivery) bool {
 	return removed[0]
 }
 
+func (m *messageTest) extend(d domain.Delivery, timeout time.Duration) bool {
+	m.is.Helper()
+	held, err := m.Store.Extend(ctx, m.queueID, d.Receipt(), timeout)
+	m.is.NoErr(err)
+	return held
+}
+
+func (m *messageTest) release(d domain.Delivery, delay time.Duration) bool {
+	m.is.Helper()
+	held, err := m.Store.Release(ctx, m.queueID, d.Receipt(), delay)
+	m.is.NoErr(err)
+	return held
+}
+
+func (m *messageTest) undeliver(deliveries ...domain.Delivery) {
+	m.is.Helper()
+	receipts := make([]domain.Receipt, len(deliveries))
+	for i, d := range deliveries {
+		receipts[i] = d.Receipt()
+	}
+	m.is.NoErr(m.Store.Undeliver(ctx, m.queueID, receipts)) // undeliver succeeds
+}
+
 func (m *messageTest) stats() domain.QueueStats {
 	m.is.Helper()
 	s, err := m.Store.Stats(ctx, m.queueID)
@@ -105,19 +165,54 @@ func (m *messageTest) stats() domain.QueueStats {
 	return s
 }
 
-// deadLettered returns the number of the queue's dead letters.
-func (m *messageTest) deadLettered() int64 {
+// total sums one count of the stats over the priorities.
+func (m *messageTest) total(count func(domain.PriorityStats) int64) int64 {
+	m.is.Helper()
 	var n int64
 	for _, p := range m.stats().Priorities {
-		n += p.DeadLettered
+		n += count(p)
 	}
 	return n
 }
 
-var messageStoreTests = []struct {
-	name string
-	run  func(t *testing.T, m *messageTest)
-}{
+func ready(p domain.PriorityStats) int64        { return p.Ready }
+func delayedCount(p domain.PriorityStats) int64 { return p.Delayed }
+func inFlight(p domain.PriorityStats) int64     { return p.InFlight }
+
+// deadLettered returns the number of the queue's dead letters.
+func (m *messageTest) deadLettered() int64 {
+	m.is.Helper()
+	return m.total(func(p domain.PriorityStats) int64 { return p.DeadLettered })
+}
+
+// ids returns the message IDs of deliveries.
+func ids(deliveries []domain.Delivery) []domain.ID {
+	out := make([]domain.ID, len(deliveries))
+	for i, d := range deliveries {
+		out[i] = d.MessageID
+	}
+	return out
+}
+
+// queue returns the test's queue with settings, for the calls that take one.
+func (m *messageTest) queue(s domain.Settings) domain.Queue {
+	return domain.Queue{ID: m.queueID, Name: uniqueName("queue"), Settings: s}
+}
+
+// createQueue creates the test's queue in the harness's QueueStore, for the tests of a
+// deletion, and forgets its deletion when the test ends, so that records do not pile up.
+func (m *messageTest) createQueue(t *testing.T) domain.Queue {
+	m.is.Helper()
+	if m.Queues == nil {
+		t.Fatal("the harness has no QueueStore")
+	}
+	q := m.queue(testSettings)
+	m.is.NoErr(m.Queues.CreateQueue(ctx, q)) // the queue is created
+	t.Cleanup(func() { _ = m.Queues.ForgetDeletedQueue(ctx, q.ID) })
+	return q
+}
+
+var messageStoreTests = []messageTestCase{
 	{"Dequeue_EmptyQueue_DeliversNothing", func(t *testing.T, m *messageTest) {
 		m.dequeueNothing()
 	}},
@@ -286,63 +381,6 @@ var messageStoreTests = []struct {
 		m.Wait(time.Second + margin)
 		m.is.Equal(m.dequeue().MessageID, short) // only the message with the short timeout is back
 		m.dequeueNothing()
-	}},
-
-	{"DeleteExpired_RemovesExpiredWaitingMessagesOnly", func(t *testing.T, m *messageTest) {
-		m.enqueue(domain.PriorityHigh, "expires", withTTL(time.Second))
-		m.enqueue(domain.PriorityHigh, "lives")
-		deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 0) // nothing has expired yet
-		m.Wait(time.Second + margin)
-		deleted, err = m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 1)                   // the expired message is deleted
-		m.is.Equal(m.dequeue().Payload, "lives") // the live one stays
-	}},
-
-	{"DeleteExpired_WaitsForRunningDelivery", func(t *testing.T, m *messageTest) {
-		m.enqueue(domain.PriorityHigh, "acknowledged late in life", withTTL(time.Second), withVisibilityTimeout(3*time.Second))
-		m.enqueue(domain.PriorityHigh, "abandoned", withTTL(time.Second), withVisibilityTimeout(2*time.Second))
-		acknowledged, abandoned := m.dequeue(), m.dequeue()
-		m.Wait(time.Second + margin)
-		deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 0)                 // expired but in flight: both stay
-		m.is.True(m.acknowledge(acknowledged)) // and can still be acknowledged
-		m.Wait(time.Second)
-		deleted, err = m.Cleaning.DeleteExpired(ctx, m.queueID, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 1)               // once its visibility timeout ended, the other goes
-		m.is.True(!m.acknowledge(abandoned)) // its delivery is over
-	}},
-
-	{"DeleteExpired_DeletesAtMostLimit", func(t *testing.T, m *messageTest) {
-		for range 5 {
-			m.enqueue(domain.PriorityMedium, "short", withTTL(time.Second))
-		}
-		m.Wait(time.Second + margin)
-		for _, want := range []int{2, 2, 1, 0} {
-			deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 2)
-			m.is.NoErr(err)
-			m.is.Equal(deleted, want) // each call deletes at most the limit
-		}
-	}},
-
-	{"DeleteDeadLetters_RemovesOnlyThoseOlderThanRetention", func(t *testing.T, m *messageTest) {
-		m.enqueue(domain.PriorityLow, "poison", withMaxDeliveryAttempts(1))
-		m.dequeue()
-		m.Wait(time.Second + margin)
-		m.dequeueNothing()
-		m.is.Equal(m.deadLettered(), int64(1))
-		deleted, err := m.Cleaning.DeleteDeadLetters(ctx, m.queueID, time.Hour, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 0) // a young dead letter is kept
-		m.Wait(time.Second + margin)
-		deleted, err = m.Cleaning.DeleteDeadLetters(ctx, m.queueID, time.Second, 100)
-		m.is.NoErr(err)
-		m.is.Equal(deleted, 1)                 // an old one is deleted
-		m.is.Equal(m.deadLettered(), int64(0)) // and gone from storage
 	}},
 
 	{"Stats_CountsReadyInFlightAndDeadLetteredByPriority", func(t *testing.T, m *messageTest) {

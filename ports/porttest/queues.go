@@ -3,6 +3,8 @@ package porttest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +26,30 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 			t.Fatalf("create queue %q: %v", name, err)
 		}
 		return q
+	}
+	// deleted deletes q and forgets the deletion when the test ends, so that the records of
+	// a shared store do not pile up.
+	deleted := func(t *testing.T, s ports.QueueStore, q domain.Queue) {
+		t.Helper()
+		if err := s.DeleteQueue(ctx, q.ID); err != nil {
+			t.Fatalf("delete queue %q: %v", q.Name, err)
+		}
+		t.Cleanup(func() { _ = s.ForgetDeletedQueue(ctx, q.ID) })
+	}
+	// recorded returns the store's records of the given queues' deletions, in its order.
+	recorded := func(t *testing.T, s ports.QueueStore, limit int, ids ...domain.ID) []ports.DeletedQueue {
+		t.Helper()
+		all, err := s.DeletedQueues(ctx, limit)
+		if err != nil {
+			t.Fatalf("deleted queues: %v", err)
+		}
+		var mine []ports.DeletedQueue
+		for _, d := range all {
+			if slices.Contains(ids, d.ID) {
+				mine = append(mine, d)
+			}
+		}
+		return mine
 	}
 
 	t.Run("CreateQueue_ThenQueue_ReturnsIt", func(t *testing.T) {
@@ -136,5 +162,123 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		page, err = s.ListQueues(ctx, ports.ListQueuesParams{Name: uniqueName("absent"), Limit: 10})
 		is.NoErr(err)
 		is.Equal(len(page), 0) // an unknown name gives an empty list
+	})
+
+	t.Run("DeleteQueue_ThenNotFound", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		q := create(t, s, uniqueName("delete"))
+		deleted(t, s, q)
+		_, err := s.Queue(ctx, q.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // a deleted queue is not found
+		_, err = s.UpdateQueue(ctx, q.ID, domain.SettingsUpdate{MaxDeliveryAttempts: new(3)})
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // nor updated
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name, Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(page), 0) // nor listed
+	})
+
+	t.Run("DeleteQueue_Unknown_ReturnsNotFound", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		is.True(errors.Is(newStore(t).DeleteQueue(ctx, newID()), domain.ErrQueueNotFound)) // an unknown ID is not found
+	})
+
+	t.Run("DeleteQueue_Twice_SecondIsNotFound", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		q := create(t, s, uniqueName("twice"))
+		deleted(t, s, q)
+		is.True(errors.Is(s.DeleteQueue(ctx, q.ID), domain.ErrQueueNotFound)) // a deleted queue cannot be deleted again
+		is.Equal(len(recorded(t, s, domain.MaxListLimit, q.ID)), 1)           // and its deletion is recorded once
+	})
+
+	t.Run("DeleteQueue_NameFreeAtOnce", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		q := create(t, s, uniqueName("reused"))
+		deleted(t, s, q)
+		again := domain.Queue{ID: newID(), Name: q.Name, Settings: domain.DefaultSettings()}
+		is.NoErr(s.CreateQueue(ctx, again)) // the name can be used at once
+		got, err := s.Queue(ctx, again.ID)
+		is.NoErr(err)
+		is.Equal(got, again) // by a new queue
+		_, err = s.Queue(ctx, q.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // which does not bring the old one back
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name, Limit: 10})
+		is.NoErr(err)
+		is.Equal(page, []domain.Queue{again}) // the name lists the new queue only
+	})
+
+	t.Run("DeleteQueue_OtherQueuesStay", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		gone := create(t, s, uniqueName("gone"))
+		kept := create(t, s, uniqueName("kept"))
+		deleted(t, s, gone)
+		got, err := s.Queue(ctx, kept.ID)
+		is.NoErr(err)
+		is.Equal(got, kept) // deleting a queue leaves the others alone
+	})
+
+	t.Run("DeletedQueues_OldestFirstWithAge", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		first := create(t, s, uniqueName("first"))
+		second := create(t, s, uniqueName("second"))
+		deleted(t, s, first)
+		time.Sleep(20 * time.Millisecond)
+		deleted(t, s, second)
+		got := recorded(t, s, domain.MaxListLimit, first.ID, second.ID)
+		is.Equal(len(got), 2)             // both deletions are recorded
+		is.Equal(got[0].ID, first.ID)     // the oldest first
+		is.Equal(got[1].ID, second.ID)    // then the newer
+		is.True(got[0].Age > got[1].Age)  // each with how long ago it was deleted
+		is.True(got[1].Age >= 0)          // which is never negative
+		is.True(got[0].Age < time.Minute) // and counts from the deletion
+	})
+
+	t.Run("DeletedQueues_AtMostLimit", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		for i := range 3 {
+			deleted(t, s, create(t, s, uniqueName(fmt.Sprintf("limit%d", i))))
+		}
+		all, err := s.DeletedQueues(ctx, 2)
+		is.NoErr(err)
+		is.Equal(len(all), 2) // no more records than the limit
+	})
+
+	t.Run("ForgetDeletedQueue_DropsTheRecord", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		forgotten := create(t, s, uniqueName("forgotten"))
+		kept := create(t, s, uniqueName("kept"))
+		deleted(t, s, forgotten)
+		deleted(t, s, kept)
+		is.NoErr(s.ForgetDeletedQueue(ctx, forgotten.ID))
+		got := recorded(t, s, domain.MaxListLimit, forgotten.ID, kept.ID)
+		is.Equal(len(got), 1)        // the forgotten record is gone
+		is.Equal(got[0].ID, kept.ID) // the other stays
+		_, err := s.Queue(ctx, forgotten.ID)
+		is.True(errors.Is(err, domain.ErrQueueNotFound)) // and the queue stays deleted
+	})
+
+	t.Run("ForgetDeletedQueue_Unknown_IsNoError", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		is.NoErr(s.ForgetDeletedQueue(ctx, newID())) // nothing to forget is no error
+		q := create(t, s, uniqueName("live"))
+		is.NoErr(s.ForgetDeletedQueue(ctx, q.ID))
+		_, err := s.Queue(ctx, q.ID)
+		is.NoErr(err) // and a live queue is untouched
 	})
 }
