@@ -14,10 +14,10 @@ import (
 // visibility timeout, when a lease may end unacknowledged). A PostgreSQL store hears those
 // of every instance on the database, a moment later.
 type Wakeups interface {
-	// Subscribe calls notify with every wakeup from now on, one call at a time, until the
-	// returned cancel is called. notify must not block. A wakeup with a zero QueueID says
-	// that some may have been lost (the store had to reconnect): every waiter should look
-	// again.
+	// Subscribe calls notify with every wakeup of what commits after it returns, one call at
+	// a time, until the returned cancel is called. notify must not block. A wakeup with a
+	// zero QueueID says that some may have been lost (the store had to reconnect): every
+	// waiter should look again.
 	Subscribe(notify func(Wakeup)) (cancel func())
 }
 

@@ -41,22 +41,29 @@ type listener struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 	closed bool
+	// listening is closed once the first LISTEN is in place.
+	listening chan struct{}
+	listened  sync.Once
 }
 
+// firstListenWait bounds how long Subscribe waits for the listener's first LISTEN.
+const firstListenWait = 2 * time.Second
+
 func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, subscribers: map[int]func(ports.Wakeup){}}
+	return &listener{config: config, subscribers: map[int]func(ports.Wakeup){}, listening: make(chan struct{})}
 }
 
 // Subscribe calls notify with every wakeup from now on, of this instance and of every other
-// on the database, until cancel is called. After the listener (re)connects, notify gets a
-// wakeup with a zero QueueID: some may have been lost while it was not listening.
+// on the database, until cancel is called. The first Subscribe starts the listener and waits
+// up to firstListenWait for its LISTEN, so that the wakeups of what commits after it returns
+// arrive. After the listener (re)connects, notify gets a wakeup with a zero QueueID: some may
+// have been lost while it was not listening.
 func (s *MessageStore) Subscribe(notify func(ports.Wakeup)) (cancel func()) {
 	return s.listener.subscribe(notify)
 }
 
 func (l *listener) subscribe(notify func(ports.Wakeup)) func() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	id := l.nextID
 	l.nextID++
 	l.subscribers[id] = notify
@@ -64,6 +71,11 @@ func (l *listener) subscribe(notify func(ports.Wakeup)) func() {
 		ctx, stop := context.WithCancel(context.Background())
 		l.stop, l.done = stop, make(chan struct{})
 		go l.run(ctx, l.done)
+	}
+	l.mu.Unlock()
+	select {
+	case <-l.listening:
+	case <-time.After(firstListenWait):
 	}
 	return func() {
 		l.mu.Lock()
@@ -95,6 +107,7 @@ func (l *listener) listen(ctx context.Context) {
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeupChannel); err != nil {
 		return
 	}
+	l.listened.Do(func() { close(l.listening) })
 	// Whatever was notified before this LISTEN is lost: every waiter looks again.
 	l.send(ports.Wakeup{})
 	for {

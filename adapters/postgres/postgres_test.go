@@ -56,15 +56,36 @@ func TestQueueStore(t *testing.T) {
 	porttest.TestQueueStore(t, func(*testing.T) ports.QueueStore { return store })
 }
 
-func TestMessageStore(t *testing.T) {
-	t.Parallel()
+// newHarness returns the package's message store, with the QueueStore on the same database;
+// each test works in queues of its own.
+func newHarness(t *testing.T) func(*testing.T) porttest.MessageHarness {
 	store := newMessageStore(t, postgres.MessageStoreOptions{})
 	queues := postgres.NewQueueStore(pool)
-	porttest.TestMessageStore(t, func(*testing.T) porttest.MessageHarness {
+	return func(*testing.T) porttest.MessageHarness {
 		return porttest.MessageHarness{
 			Store: store, DeadLetters: store, Cleaning: store, Wakeups: store, Queues: queues, Wait: time.Sleep,
 		}
-	})
+	}
+}
+
+func TestMessageStore(t *testing.T) {
+	t.Parallel()
+	porttest.TestMessageStore(t, newHarness(t))
+}
+
+func TestDeadLetterStore(t *testing.T) {
+	t.Parallel()
+	porttest.TestDeadLetterStore(t, newHarness(t))
+}
+
+func TestCleaning(t *testing.T) {
+	t.Parallel()
+	porttest.TestCleaning(t, newHarness(t))
+}
+
+func TestWakeups(t *testing.T) {
+	t.Parallel()
+	porttest.TestWakeups(t, newHarness(t))
 }
 
 // The settings every statement is written for hold on each connection of the pool, the

@@ -407,15 +407,18 @@ DELETE FROM idempotency_keys k
 USING doomed d
 WHERE k.queue_id = $1 AND k.key = d.key`
 
-// deleteQueueData deletes up to $2 rows of each of a deleted queue $1's messages, dead letters
-// and idempotency keys, each through its table's primary key prefix.
+// deleteQueueData deletes up to $2 rows of a deleted queue $1: its messages first, then its
+// dead letters, then its idempotency keys, each through its table's primary key prefix.
 const deleteQueueData = `
 WITH message_rows AS MATERIALIZED (
     SELECT ctid FROM messages WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
 ), dead_letter_rows AS MATERIALIZED (
-    SELECT ctid FROM dead_letters WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+    SELECT ctid FROM dead_letters WHERE queue_id = $1
+    LIMIT greatest($2 - (SELECT count(*) FROM message_rows), 0) FOR UPDATE SKIP LOCKED
 ), key_rows AS MATERIALIZED (
-    SELECT ctid FROM idempotency_keys WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+    SELECT ctid FROM idempotency_keys WHERE queue_id = $1
+    LIMIT greatest($2 - (SELECT count(*) FROM message_rows) - (SELECT count(*) FROM dead_letter_rows), 0)
+    FOR UPDATE SKIP LOCKED
 ), doomed_messages AS (
     DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM message_rows)) RETURNING 1
 ), doomed_dead_letters AS (
