@@ -3,7 +3,8 @@ DROP TABLE deleted_queues;
 ALTER TABLE dead_letters DROP COLUMN attributes;
 DROP INDEX messages_unleased_expiry_idx;
 DROP INDEX messages_exhausted_idx;
-DROP INDEX messages_due_idx;
+DROP INDEX messages_delayed_idx;
+DROP INDEX messages_leased_idx;
 DROP INDEX messages_ready_idx;
 -- Messages released or delayed have no place in the earlier schema's two states: a delayed
 -- one that was never delivered waits again; a released one counts as delivered.

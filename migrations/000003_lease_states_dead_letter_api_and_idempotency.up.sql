@@ -24,11 +24,14 @@ DROP INDEX messages_waiting_expiry_idx;
 -- The line, in delivery order: what a claim takes.
 CREATE INDEX messages_ready_idx ON messages (queue_id, priority, seq) WHERE state = 0;
 
--- Delayed and leased messages that may still be delivered, by priority and the moment they
+-- Leased and delayed messages that may still be delivered, by priority and the moment they
 -- may be: a claim moves the due ones of each priority into line, the best priority first,
--- reading only those whose moment has come.
-CREATE INDEX messages_due_idx ON messages (queue_id, priority, visible_at)
-    WHERE state <> 0 AND delivery_attempts < max_delivery_attempts;
+-- reading only those whose moment has come. Two indexes, so that the leases every claim
+-- writes go into an index as large as the messages in flight, whatever the delayed ones.
+CREATE INDEX messages_leased_idx ON messages (queue_id, priority, visible_at)
+    WHERE state = 2 AND delivery_attempts < max_delivery_attempts;
+CREATE INDEX messages_delayed_idx ON messages (queue_id, priority, visible_at)
+    WHERE state = 1 AND delivery_attempts < max_delivery_attempts;
 
 -- Delayed and leased messages that have used their attempts: a claim moves the due ones to
 -- dead_letters in bulk.

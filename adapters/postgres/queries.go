@@ -141,9 +141,10 @@ ORDER BY r.position`
 // queue's messages whose moment came: into line, or to dead_letters once they used their
 // attempts. Its work is bounded by $2 and by exhaustedPerClaim, whatever the queue holds:
 //   - ready: the first $2 of the line, from messages_ready_idx in (priority, seq) order;
-//   - due: up to $2 delayed or leased messages whose moment came, the best priority first and
-//     in each the earliest moment first, from messages_due_idx (three bounded range scans,
-//     one per priority, that stop once $2 are found);
+//   - due: up to $2 leased and up to $2 delayed messages whose moment came, the best
+//     priority first and in each the earliest moment first, from messages_leased_idx and
+//     messages_delayed_idx (bounded range scans, one per priority, that stop once $2 are
+//     found);
 //   - candidates: the best $2 of both by (priority, seq), which are delivered: a message
 //     whose lease ended goes out at its original place in line. The due ones left over join
 //     the line (state 0) for the next claims.
@@ -159,8 +160,8 @@ ORDER BY r.position`
 // delivered for a deleted queue.
 //
 // With $3, the first row also carries in how many milliseconds the queue's first delayed or
-// leased message may be delivered, from messages_due_idx, for a dequeue that is about to
-// wait. A notification tells every instance when the leases just given may end.
+// leased message may be delivered, from messages_leased_idx and messages_delayed_idx, for a
+// dequeue that is about to wait. A notification tells every instance when the leases just given may end.
 //
 // The first row always exists and carries how many were moved to dead_letters
 // (dead_lettered) and next; its message columns are NULL when none was delivered.
@@ -175,19 +176,34 @@ live AS MATERIALIZED (
     ORDER BY priority, seq
     LIMIT $2
     FOR UPDATE SKIP LOCKED
-), due AS MATERIALIZED (
+), due_leased AS MATERIALIZED (
     SELECT d.ctid, d.priority, d.seq, d.expires_at
     FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
     CROSS JOIN LATERAL (
         SELECT ctid, priority, seq, expires_at
         FROM messages
-        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
           AND priority = p.priority AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
         ORDER BY visible_at
         LIMIT $2
         FOR UPDATE SKIP LOCKED
     ) AS d
     LIMIT $2
+), due_delayed AS MATERIALIZED (
+    SELECT d.ctid, d.priority, d.seq, d.expires_at
+    FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
+    CROSS JOIN LATERAL (
+        SELECT ctid, priority, seq, expires_at
+        FROM messages
+        WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
+          AND priority = p.priority AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
+        ORDER BY visible_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+    ) AS d
+    LIMIT $2
+), due AS MATERIALIZED (
+    SELECT * FROM due_leased UNION ALL SELECT * FROM due_delayed
 ), candidates AS MATERIALIZED (
     SELECT ctid FROM (
         SELECT ctid, priority, seq FROM ready
@@ -233,11 +249,17 @@ live AS MATERIALIZED (
     HAVING count(*) > 0
 ), next AS MATERIALIZED (
     SELECT round(extract(epoch FROM least(
-        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
             AND priority = 1 ORDER BY visible_at LIMIT 1),
-        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
             AND priority = 2 ORDER BY visible_at LIMIT 1),
-        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
+            AND priority = 3 ORDER BY visible_at LIMIT 1),
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
+            AND priority = 1 ORDER BY visible_at LIMIT 1),
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
+            AND priority = 2 ORDER BY visible_at LIMIT 1),
+        (SELECT visible_at FROM messages WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
             AND priority = 3 ORDER BY visible_at LIMIT 1)
     ) - (SELECT now FROM clock)) * 1000)::bigint AS ms
     WHERE $3
@@ -340,7 +362,7 @@ const selectLastSeq = `SELECT last_value FROM messages_seq_seq`
 // delivery (ready, delayed, or leased with its lease ended). Unleased ones come from the
 // expired range of messages_unleased_expiry_idx (seq > 0, always true, is the part of that
 // index's predicate that reserves it for this statement and selectStats); leased ones from
-// messages_due_idx and messages_exhausted_idx over the ended leases only. The victims are
+// messages_leased_idx and messages_exhausted_idx over the ended leases only. The victims are
 // chosen once, in a materialized CTE: as an IN (subquery) the planner may run the subquery
 // again and delete more than the limit.
 const deleteExpired = `
@@ -355,8 +377,8 @@ expired_unleased AS MATERIALIZED (
     FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
     CROSS JOIN LATERAL (
         SELECT ctid FROM messages
-        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts AND priority = p.priority
-          AND visible_at <= (SELECT now FROM clock) AND state = 2 AND expires_at <= (SELECT now FROM clock)
+        WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts AND priority = p.priority
+          AND visible_at <= (SELECT now FROM clock) AND expires_at <= (SELECT now FROM clock)
         ORDER BY visible_at
         LIMIT $2
         FOR UPDATE SKIP LOCKED
@@ -511,8 +533,8 @@ chosen AS MATERIALIZED (
 //   - line_expired: those of them that expired, from the expired range of
 //     messages_unleased_expiry_idx, which the expired-message cleaner keeps short, to
 //     subtract;
-//   - scheduled: delayed and leased messages, from messages_due_idx and
-//     messages_exhausted_idx and their rows: in flight while a lease runs, delayed while a
+//   - scheduled: delayed and leased messages, from messages_leased_idx,
+//     messages_delayed_idx and messages_exhausted_idx and their rows: in flight while a lease runs, delayed while a
 //     delay runs, and ready once either ended (exhausted ones awaiting their move to
 //     dead_letters included);
 //   - dead: dead letters, from the queue's part of dead_letters;
@@ -533,7 +555,10 @@ line_expired AS (
            min(enqueued_at) FILTER (WHERE visible_at <= c.now AND expires_at > c.now) AS oldest_due
     FROM (
         SELECT priority, state, visible_at, expires_at, enqueued_at FROM messages
-        WHERE queue_id = $1 AND state <> 0 AND delivery_attempts < max_delivery_attempts
+        WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
+        UNION ALL
+        SELECT priority, state, visible_at, expires_at, enqueued_at FROM messages
+        WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
         UNION ALL
         SELECT priority, state, visible_at, expires_at, enqueued_at FROM messages
         WHERE queue_id = $1 AND state <> 0 AND delivery_attempts >= max_delivery_attempts
