@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -55,45 +56,112 @@ func (c *client) createQueue(ctx context.Context, name string) (queue, error) {
 		return queue{}, err
 	}
 	var q queue
-	if err := c.call(ctx, "/v1/queues", body, http.StatusCreated, &q); err != nil {
+	if err := c.call(ctx, "/v1/queues", "", body, http.StatusCreated, &q); err != nil {
 		return queue{}, fmt.Errorf("create queue %s: %w", name, err)
 	}
 	return q, nil
 }
 
-// enqueue adds a message with the given payload, which must need no JSON escaping.
-func (c *client) enqueue(ctx context.Context, queueID, payload, priority string) error {
-	body := `{"payload":"` + payload + `","priority":"` + priority + `"}`
-	return c.call(ctx, "/v1/queues/"+queueID+"/messages", []byte(body), http.StatusCreated, nil)
+// message is a message to enqueue; its payload must need no JSON escaping.
+type message struct {
+	payload, priority string
 }
 
-// dequeue takes the next message; ok is false when the queue had none ready.
-func (c *client) dequeue(ctx context.Context, queueID string) (d delivery, ok bool, err error) {
-	err = c.call(ctx, "/v1/queues/"+queueID+"/messages/dequeue", nil, http.StatusOK, &d)
+// enqueue adds a message, with an Idempotency-Key when key is not empty.
+func (c *client) enqueue(ctx context.Context, queueID string, m message, key string) error {
+	body := `{"payload":"` + m.payload + `","priority":"` + m.priority + `"}`
+	return c.call(ctx, "/v1/queues/"+queueID+"/messages", key, []byte(body), http.StatusCreated, nil)
+}
+
+// enqueueBatch adds messages in one request of the batch route, with an Idempotency-Key
+// when key is not empty.
+func (c *client) enqueueBatch(ctx context.Context, queueID string, messages []message, key string) error {
+	var body strings.Builder
+	body.WriteString(`{"messages":[`)
+	for i, m := range messages {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.WriteString(`{"payload":"` + m.payload + `","priority":"` + m.priority + `"}`)
+	}
+	body.WriteString(`]}`)
+	return c.call(ctx, "/v1/queues/"+queueID+"/messages/batch", key, []byte(body.String()), http.StatusCreated, nil)
+}
+
+// dequeue takes the next message, waiting up to wait for one; ok is false when the queue had
+// none ready.
+func (c *client) dequeue(ctx context.Context, queueID string, wait time.Duration) (d delivery, ok bool, err error) {
+	var body []byte
+	if wait > 0 {
+		body = []byte(`{"wait_seconds":` + strconv.Itoa(int(wait/time.Second)) + `}`)
+	}
+	err = c.call(ctx, "/v1/queues/"+queueID+"/messages/dequeue", "", body, http.StatusOK, &d)
 	if errors.Is(err, errNoContent) {
 		return delivery{}, false, nil
 	}
 	return d, err == nil, err
 }
 
+// dequeueBatch takes up to max messages in one request, waiting up to wait for the first.
+func (c *client) dequeueBatch(ctx context.Context, queueID string, max int, wait time.Duration) ([]delivery, error) {
+	body := `{"max_messages":` + strconv.Itoa(max) + `,"wait_seconds":` + strconv.Itoa(int(wait/time.Second)) + `}`
+	var answer struct {
+		Messages []delivery `json:"messages"`
+	}
+	err := c.call(ctx, "/v1/queues/"+queueID+"/messages/dequeue/batch", "", []byte(body), http.StatusOK, &answer)
+	return answer.Messages, err
+}
+
 // acknowledge completes a delivery.
 func (c *client) acknowledge(ctx context.Context, queueID string, d delivery) error {
 	body := `{"receipt_handle":"` + d.ReceiptHandle + `"}`
-	return c.call(ctx, "/v1/queues/"+queueID+"/messages/"+d.ID+"/acknowledge", []byte(body), http.StatusNoContent, nil)
+	return c.call(ctx, "/v1/queues/"+queueID+"/messages/"+d.ID+"/acknowledge", "", []byte(body), http.StatusNoContent, nil)
+}
+
+// acknowledgeBatch completes deliveries in one request and reports which ones it removed.
+func (c *client) acknowledgeBatch(ctx context.Context, queueID string, deliveries []delivery) ([]bool, error) {
+	var body strings.Builder
+	body.WriteString(`{"messages":[`)
+	for i, d := range deliveries {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.WriteString(`{"id":"` + d.ID + `","receipt_handle":"` + d.ReceiptHandle + `"}`)
+	}
+	body.WriteString(`]}`)
+	var answer struct {
+		Results []struct {
+			Acknowledged bool `json:"acknowledged"`
+		} `json:"results"`
+	}
+	if err := c.call(ctx, "/v1/queues/"+queueID+"/messages/acknowledge/batch", "", []byte(body.String()), http.StatusOK, &answer); err != nil {
+		return nil, err
+	}
+	if len(answer.Results) != len(deliveries) {
+		return nil, fmt.Errorf("acknowledge batch: %d results for %d messages", len(answer.Results), len(deliveries))
+	}
+	removed := make([]bool, len(deliveries))
+	for i, r := range answer.Results {
+		removed[i] = r.Acknowledged
+	}
+	return removed, nil
 }
 
 // errNoContent is returned by call for a 204 where another status was expected.
 var errNoContent = errors.New("204 No Content")
 
-// call POSTs body to path and expects status want, decoding the answer into result when
-// it is not nil.
-func (c *client) call(ctx context.Context, path string, body []byte, want int, result any) error {
+// call POSTs body to path, with the Idempotency-Key key when not empty, and expects status
+// want, decoding the answer into result when it is not nil.
+func (c *client) call(ctx context.Context, path, key string, body []byte, want int, result any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.baseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

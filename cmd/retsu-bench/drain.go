@@ -49,7 +49,7 @@ func drain(ctx context.Context, cfg drainConfig, stdout io.Writer) error {
 		consumers.Go(func() {
 			for remaining.Add(-1) >= 0 && ctx.Err() == nil {
 				sent := time.Now()
-				d, ok, err := c.dequeue(ctx, cfg.queueID)
+				d, ok, err := c.dequeue(ctx, cfg.queueID, 0)
 				if err != nil {
 					failed.Add(1)
 					continue

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +16,19 @@ import (
 
 // loadConfig is the configuration of `retsu-bench run`.
 type loadConfig struct {
-	url, token, name, out string
-	producers, consumers  int
-	warmup, duration      time.Duration
-	progress              time.Duration
+	// urls are the servers; producers and consumers are spread over them in turn.
+	urls                 []string
+	token, name, out     string
+	producers, consumers int
+	// batch is the messages of each enqueue, dequeue and acknowledgement; 1 uses the
+	// single-message routes, more the batch routes.
+	batch int
+	// wait is the wait_seconds of the consumers' dequeues: long polls when positive.
+	wait time.Duration
+	// keyed sends every enqueue with an Idempotency-Key of its own.
+	keyed            bool
+	warmup, duration time.Duration
+	progress         time.Duration
 	// emptyWait is how long a consumer that found the queue empty waits before it asks again.
 	emptyWait time.Duration
 	// maxBacklog pauses the producers while that many of their messages wait to be
@@ -34,7 +44,10 @@ func parseLoadConfig(args []string, stderr io.Writer) (loadConfig, error) {
 	var c loadConfig
 	fs := flag.NewFlagSet("retsu-bench run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.url, "url", "http://127.0.0.1:2424", "base URL of the Retsu server")
+	urls := fs.String("url", "http://127.0.0.1:2424", "base URL of the Retsu server, or several, comma-separated: the workers are spread over them")
+	fs.IntVar(&c.batch, "batch", 1, "messages per enqueue, dequeue and acknowledgement (1: the single-message routes; up to 100: the batch routes)")
+	fs.DurationVar(&c.wait, "wait", 0, "wait_seconds of the consumers' dequeues, in whole seconds up to 20s (0: no long polling)")
+	fs.BoolVar(&c.keyed, "keyed", false, "send every enqueue with an Idempotency-Key of its own")
 	fs.StringVar(&c.token, "token", os.Getenv("RETSU_BENCH_TOKEN"), "bearer token, if the server requires one [RETSU_BENCH_TOKEN]")
 	fs.StringVar(&c.name, "name", "retsu", "name of this run in the result and the report")
 	fs.StringVar(&c.out, "out", "", "file to write the result to, as JSON, for `retsu-bench report`")
@@ -51,8 +64,13 @@ func parseLoadConfig(args []string, stderr io.Writer) (loadConfig, error) {
 	if err := parseFlags(fs, args, false); err != nil {
 		return loadConfig{}, err
 	}
+	c.urls = strings.Split(*urls, ",")
 	if c.producers < 1 || c.consumers < 1 || c.duration <= 0 || c.progress <= 0 || c.rate < 0 || c.maxBacklog < 0 {
 		fmt.Fprintln(stderr, "producers and consumers must be at least 1; duration and progress positive; rate and max-backlog not negative")
+		return loadConfig{}, errUsage
+	}
+	if c.batch < 1 || c.batch > 100 || c.wait < 0 || c.wait > 20*time.Second || c.wait%time.Second != 0 {
+		fmt.Fprintln(stderr, "batch must be 1 to 100, and wait whole seconds from 0 to 20")
 		return loadConfig{}, errUsage
 	}
 	return c, nil
@@ -76,8 +94,9 @@ const payloadText = "send welcome email to user 12345"
 
 // load is one run: its workers, its ledger and what it measured.
 type load struct {
-	cfg     loadConfig
-	client  *client
+	cfg loadConfig
+	// clients talk to the servers, one each; worker i uses clients[i % len(clients)].
+	clients []*client
 	queue   queue
 	ledger  *ledger
 	stopped atomic.Bool
@@ -110,8 +129,11 @@ const maxErrorSamples = 5
 
 // runLoad creates a queue, runs the producers and consumers against it and reports.
 func runLoad(ctx context.Context, cfg loadConfig, stdout, stderr io.Writer) error {
-	l := &load{cfg: cfg, client: newClient(cfg.url, cfg.token, cfg.producers+cfg.consumers)}
-	q, err := l.client.createQueue(ctx, "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	l := &load{cfg: cfg}
+	for _, url := range cfg.urls {
+		l.clients = append(l.clients, newClient(url, cfg.token, (cfg.producers+cfg.consumers)/len(cfg.urls)+1))
+	}
+	q, err := l.clients[0].createQueue(ctx, "bench-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if err != nil {
 		return err
 	}
@@ -120,14 +142,14 @@ func runLoad(ctx context.Context, cfg loadConfig, stdout, stderr io.Writer) erro
 	if cfg.rate > 0 {
 		l.pacer = newPacer(cfg.rate)
 	}
-	fmt.Fprintf(stderr, "%s: %d producers, %d consumers against %s; %s warm-up, %s measured\n",
-		cfg.name, cfg.producers, cfg.consumers, cfg.url, cfg.warmup, cfg.duration)
+	fmt.Fprintf(stderr, "%s: %d producers, %d consumers, %d messages a request, wait %s, keyed %v, against %s; %s warm-up, %s measured\n",
+		cfg.name, cfg.producers, cfg.consumers, cfg.batch, cfg.wait, cfg.keyed, strings.Join(cfg.urls, ", "), cfg.warmup, cfg.duration)
 	var workers sync.WaitGroup
 	for p := range cfg.producers {
-		workers.Go(func() { l.produce(ctx, p) })
+		workers.Go(func() { l.produce(ctx, p, l.clients[p%len(l.clients)]) })
 	}
-	for range cfg.consumers {
-		workers.Go(func() { l.consume(ctx) })
+	for i := range cfg.consumers {
+		workers.Go(func() { l.consume(ctx, l.clients[i%len(l.clients)]) })
 	}
 	measured, intervals := l.pace(ctx, stderr)
 	l.stopped.Store(true)
@@ -196,8 +218,10 @@ func (l *load) progressLine(stderr io.Writer, elapsed time.Duration, completed i
 	return rate
 }
 
-// produce enqueues messages until the load stops, each with a payload token of its own.
-func (l *load) produce(ctx context.Context, producer int) {
+// produce enqueues messages until the load stops, each with a payload token of its own, a
+// batch of cfg.batch at a time.
+func (l *load) produce(ctx context.Context, producer int, c *client) {
+	batch := make([]message, l.cfg.batch)
 	for i := 0; !l.stopped.Load() && ctx.Err() == nil; i++ {
 		if l.pacer != nil && !l.pacer.wait(ctx) {
 			return
@@ -205,47 +229,91 @@ func (l *load) produce(ctx context.Context, producer int) {
 		for l.cfg.maxBacklog > 0 && l.backlog.Load() >= l.cfg.maxBacklog && !l.stopped.Load() {
 			sleep(ctx, time.Millisecond)
 		}
-		token := "p" + strconv.Itoa(producer) + "-" + strconv.Itoa(i)
-		l.ledger.sending(token)
+		prefix := "p" + strconv.Itoa(producer) + "-" + strconv.Itoa(i)
+		for j := range batch {
+			token := prefix + "-" + strconv.Itoa(j)
+			l.ledger.sending(token)
+			batch[j] = message{payload: token + " " + payloadText, priority: priorities[(i+j)%len(priorities)]}
+		}
+		key := ""
+		if l.cfg.keyed {
+			key = prefix
+		}
 		sent := time.Now()
-		err := l.client.enqueue(ctx, l.queue.ID, token+" "+payloadText, priorities[i%len(priorities)])
+		var err error
+		if len(batch) == 1 {
+			err = c.enqueue(ctx, l.queue.ID, batch[0], key)
+		} else {
+			err = c.enqueueBatch(ctx, l.queue.ID, batch, key)
+		}
 		if err == nil {
-			l.backlog.Add(1)
+			l.backlog.Add(int64(len(batch)))
 		}
 		l.observe(opEnqueue, sent, err)
 	}
 }
 
-// consume dequeues and acknowledges messages until the load stops, and counts each
-// lifecycle that the ledger confirms.
-func (l *load) consume(ctx context.Context) {
+// consume dequeues and acknowledges messages until the load stops, a batch of cfg.batch at
+// a time, and counts each lifecycle that the ledger confirms.
+func (l *load) consume(ctx context.Context, c *client) {
 	for !l.stopped.Load() && ctx.Err() == nil {
 		sent := time.Now()
-		d, ok, err := l.client.dequeue(ctx, l.queue.ID)
+		deliveries, err := l.dequeue(ctx, c)
 		l.observe(opDequeue, sent, err)
-		if err != nil || !ok {
+		if err != nil || len(deliveries) == 0 {
 			if err == nil && l.measuring.Load() {
 				l.stats.emptyDequeues.Add(1)
 			}
-			sleep(ctx, l.cfg.emptyWait)
+			if l.cfg.wait == 0 {
+				sleep(ctx, l.cfg.emptyWait)
+			}
 			continue
 		}
-		l.judgeDelivery(d, sent)
+		for _, d := range deliveries {
+			l.judgeDelivery(d, sent)
+		}
 		sent = time.Now()
-		err = l.client.acknowledge(ctx, l.queue.ID, d)
+		removed, err := l.acknowledge(ctx, c, deliveries)
 		l.observe(opAcknowledge, sent, err)
-		switch {
-		case err != nil:
-		case l.ledger.acknowledged(d, time.Now()):
-			l.completed.Add(1)
-			l.backlog.Add(-1)
-			if l.measuring.Load() {
-				l.stats.lifecycles.Add(1)
+		if err != nil {
+			continue
+		}
+		for i, d := range deliveries {
+			switch {
+			case !removed[i]:
+			case l.ledger.acknowledged(d, time.Now()):
+				l.completed.Add(1)
+				l.backlog.Add(-1)
+				if l.measuring.Load() {
+					l.stats.lifecycles.Add(1)
+				}
+			case l.measuring.Load():
+				l.stats.lateAcknowledgements.Add(1)
 			}
-		case l.measuring.Load():
-			l.stats.lateAcknowledgements.Add(1)
 		}
 	}
+}
+
+// dequeue takes the next messages through the route that cfg.batch chooses.
+func (l *load) dequeue(ctx context.Context, c *client) ([]delivery, error) {
+	if l.cfg.batch > 1 {
+		return c.dequeueBatch(ctx, l.queue.ID, l.cfg.batch, l.cfg.wait)
+	}
+	d, ok, err := c.dequeue(ctx, l.queue.ID, l.cfg.wait)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return []delivery{d}, nil
+}
+
+// acknowledge completes deliveries through the route that cfg.batch chooses, and reports
+// which ones it removed (a single acknowledgement's 204 does not tell: it counts as removed,
+// and the ledger judges it).
+func (l *load) acknowledge(ctx context.Context, c *client, deliveries []delivery) ([]bool, error) {
+	if l.cfg.batch > 1 {
+		return c.acknowledgeBatch(ctx, l.queue.ID, deliveries)
+	}
+	return []bool{true}, c.acknowledge(ctx, l.queue.ID, deliveries[0])
 }
 
 // judgeDelivery records a delivery that breaks the contract as an error.
@@ -295,6 +363,7 @@ func (l *load) errorCount() int64 {
 func (l *load) result(measured time.Duration, intervals []float64) result {
 	r := result{
 		Name: l.cfg.name, Producers: l.cfg.producers, Consumers: l.cfg.consumers,
+		Batch: l.cfg.batch, WaitSeconds: l.cfg.wait.Seconds(), Keyed: l.cfg.keyed,
 		Seconds:              measured.Seconds(),
 		Lifecycles:           l.stats.lifecycles.Load(),
 		Errors:               l.errorCount(),

@@ -4,9 +4,10 @@
 //	retsu-bench run [flags]                  producers enqueue, consumers dequeue and acknowledge
 //	retsu-bench report [flags] RESULT.json…  one table of several runs, with ratios
 //	retsu-bench drain -queue ID [flags]      dequeue and acknowledge what a queue already holds
+//	retsu-bench latency [flags]              how soon a message reaches a consumer that long-polls
 //
-// In run, each request carries one message, so a message lifecycle is three requests:
-// enqueue, dequeue, acknowledge. Only lifecycles that are complete by construction are counted: the
+// In run, each request carries one message (or, with -batch, a batch of them), so a message
+// lifecycle is three requests (or a share of three): enqueue, dequeue, acknowledge. Only lifecycles that are complete by construction are counted: the
 // message was enqueued by this run (its payload carries a token the run issued), delivered
 // once, and acknowledged before its visibility timeout could have ended. Anything else, and
 // every unexpected answer, is counted as an error.
@@ -29,6 +30,7 @@ commands:
   run      put load on a Retsu server and report lifecycles/s and latencies
   report   print the results of several runs as one table, with ratios
   drain    dequeue and acknowledge messages already in a queue, and report the latencies
+  latency  long-poll with consumers and report how soon each message enqueued reaches one
 
 Run "retsu-bench <command> --help" for the flags of a command.
 `
@@ -75,6 +77,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return drain(ctx, cfg, stdout)
+	case "latency":
+		cfg, err := parseLatencyConfig(args[1:], stderr)
+		if err != nil {
+			return err
+		}
+		return latency(ctx, cfg, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

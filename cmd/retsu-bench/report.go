@@ -17,6 +17,9 @@ type result struct {
 	Name                 string                      `json:"name"`
 	Producers            int                         `json:"producers"`
 	Consumers            int                         `json:"consumers"`
+	Batch                int                         `json:"batch"`
+	WaitSeconds          float64                     `json:"wait_seconds"`
+	Keyed                bool                        `json:"keyed"`
 	Seconds              float64                     `json:"seconds"`
 	Lifecycles           int64                       `json:"lifecycles"`
 	LifecyclesPerSecond  float64                     `json:"lifecycles_per_second"`
