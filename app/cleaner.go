@@ -69,15 +69,18 @@ const (
 // message to it, which the stores refuse while the record lasts.
 const deletedQueueGrace = time.Hour
 
-// Run makes a pass of both cleaners at once and then every Interval until ctx is done. A
-// failed pass is logged and the next one tries again; Run returns only when ctx is done.
+// Run makes a pass of each cleaner at once and then every Interval until ctx is done, but
+// of the cleaners of all the processes on the same stores only the first to claim a
+// cleaner's pass in an interval makes it (ports.Cleaning.StartPass), so that several
+// instances clean no more often than one. A failed pass is logged and the next one tries
+// again; Run returns only when ctx is done.
 func (c *Cleaners) Run(ctx context.Context) {
 	c.log.Info("cleaners started", "interval", c.settings.Interval, "batch_size", c.settings.BatchSize,
 		"dead_letter_retention", c.settings.DeadLetterRetention, "idempotency_retention", c.settings.IdempotencyRetention)
 	ticker := time.NewTicker(c.settings.Interval)
 	defer ticker.Stop()
 	for {
-		c.RunOnce(ctx)
+		c.run(ctx, true)
 		select {
 		case <-ctx.Done():
 			c.log.Info("cleaners stopped")
@@ -87,9 +90,13 @@ func (c *Cleaners) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce makes one pass of each cleaner, logging and counting what it removed, how long it
-// took, and any error, and returns the passes.
-func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
+// RunOnce makes one pass of each cleaner now, whatever other processes do, logging and
+// counting what it removed, how long it took, and any error, and returns the passes.
+func (c *Cleaners) RunOnce(ctx context.Context) []Pass { return c.run(ctx, false) }
+
+// run makes a pass of each cleaner, of those whose pass of this interval it claims when
+// claim is set.
+func (c *Cleaners) run(ctx context.Context, claim bool) []Pass {
 	var passes []Pass
 	for _, cleaner := range []struct {
 		name string
@@ -100,6 +107,17 @@ func (c *Cleaners) RunOnce(ctx context.Context) []Pass {
 		{IdempotencyKeyCleaner, c.overQueues(c.deleteIdempotencyKeys)},
 		{DeletedQueueCleaner, c.deleteDeletedQueues},
 	} {
+		if claim {
+			claimed, err := c.cleaning.StartPass(ctx, cleaner.name, c.settings.Interval)
+			if err != nil {
+				c.log.Error("cleaner pass not started: claiming it failed; the next interval retries", "cleaner", cleaner.name, "err", err)
+				continue
+			}
+			if !claimed {
+				c.log.Debug("cleaner pass made by another process in this interval", "cleaner", cleaner.name)
+				continue
+			}
+		}
 		start := c.clock.Now()
 		removed, err := cleaner.pass(ctx)
 		pass := Pass{Cleaner: cleaner.name, Removed: removed, Duration: c.clock.Now().Sub(start)}

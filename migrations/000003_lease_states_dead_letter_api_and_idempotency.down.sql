@@ -1,3 +1,4 @@
+DROP TABLE cleaner_passes;
 DROP TABLE idempotency_keys;
 DROP TABLE deleted_queues;
 ALTER TABLE dead_letters DROP COLUMN attributes;

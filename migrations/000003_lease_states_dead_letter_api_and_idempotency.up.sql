@@ -66,3 +66,10 @@ CREATE TABLE idempotency_keys (
 
 -- The idempotency-key cleaner.
 CREATE INDEX idempotency_keys_age_idx ON idempotency_keys (queue_id, created_at);
+
+-- The start of each cleaner's last pass, by which the instances on this database make one
+-- pass per interval between them.
+CREATE TABLE cleaner_passes (
+    cleaner    text        PRIMARY KEY,
+    started_at timestamptz NOT NULL
+);

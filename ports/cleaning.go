@@ -26,4 +26,12 @@ type Cleaning interface {
 	// idempotency keys of a deleted queue, each counting as one toward the limit, and
 	// returns how many it deleted: fewer than limit once nothing is left.
 	DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error)
+
+	// StartPass claims the named cleaner's pass for the interval that starts now, and
+	// reports whether this caller got it: of all the callers on the same stores (every
+	// instance on one database), one gets it per interval (a claim counts as an interval's
+	// when it comes at least nine tenths of an interval after the last one, which keeps
+	// the ticks of several instances from both getting it). A pass cut short, by a crash
+	// say, holds nothing: the next interval's pass does its work.
+	StartPass(ctx context.Context, cleaner string, interval time.Duration) (bool, error)
 }

@@ -261,3 +261,48 @@ func TestWork_RunsTheCleanersAlone(t *testing.T) {
 	is.NoErr(cmd.Wait())                                        // it stops cleanly on a signal
 	is.True(strings.Contains(out.String(), "cleaners stopped")) // after saying so
 }
+
+func TestWork_SeveralInstances_MakeOnePassAnIntervalBetweenThem(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	r := newCleanerRig(t)
+	q := r.queue(t, domain.SettingsUpdate{})
+	r.insertExpired(t, q, 10)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	passes := func(out *syncBuffer) int {
+		return strings.Count(out.String(), `msg="cleaner pass" cleaner=expired-messages`)
+	}
+	var workers []*exec.Cmd
+	var outputs []*syncBuffer
+	for range 3 {
+		out := &syncBuffer{}
+		cmd := exec.CommandContext(ctx, binary, "work", "--migrate=false", "--cleanup-interval=1s")
+		cmd.Env = append(cmd.Environ(), "RETSU_DATABASE_URL="+r.url)
+		cmd.Stdout, cmd.Stderr = out, out
+		is.NoErr(cmd.Start())
+		workers, outputs = append(workers, cmd), append(outputs, out)
+	}
+	time.Sleep(4500 * time.Millisecond)
+	total := 0
+	for _, out := range outputs {
+		total += passes(out)
+	}
+	t.Logf("three instances made %d expired-message passes in 4.5 s", total)
+	is.True(total >= 3) // the cleaners run, about once a second between them,
+	is.True(total <= 6) // not once a second each (which would be 15)
+
+	// Two instances die, in the middle of whatever they were doing; the one left goes on alone.
+	for _, cmd := range workers[:2] {
+		is.NoErr(cmd.Process.Kill())
+		_ = cmd.Wait()
+	}
+	before := passes(outputs[2])
+	time.Sleep(3500 * time.Millisecond)
+	is.True(passes(outputs[2]) >= before+2) // the survivor takes over the passes
+	is.NoErr(workers[2].Process.Signal(syscall.SIGTERM))
+	is.NoErr(workers[2].Wait())
+	messages, _ := r.stored(t, q)
+	is.Equal(messages, 0) // and the expired messages are gone
+}

@@ -94,3 +94,18 @@ func deleteUpTo[K comparable, V any](m map[K]V, limit int) int {
 	}
 	return deleted
 }
+
+// StartPass claims the cleaner's pass for the interval that starts now.
+func (s *MessageStore) StartPass(_ context.Context, cleaner string, interval time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	if last, ok := s.passes[cleaner]; ok && now.Before(last.Add(interval*9/10)) {
+		return false, nil
+	}
+	if s.passes == nil {
+		s.passes = map[string]time.Time{}
+	}
+	s.passes[cleaner] = now
+	return true, nil
+}

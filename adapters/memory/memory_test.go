@@ -40,6 +40,11 @@ func TestCleaning(t *testing.T) {
 	porttest.TestCleaning(t, newHarness)
 }
 
+func TestCleanerPasses(t *testing.T) {
+	t.Parallel()
+	porttest.TestCleanerPasses(t, newHarness)
+}
+
 func TestWakeups(t *testing.T) {
 	t.Parallel()
 	porttest.TestWakeups(t, newHarness)

@@ -30,6 +30,8 @@ type MessageStore struct {
 	mu     sync.Mutex
 	seq    int64
 	queues map[domain.ID]*messageQueue
+	// passes are the starts of the cleaners' last passes (StartPass).
+	passes map[string]time.Time
 	wakeups
 }
 

@@ -41,3 +41,12 @@ func (s *MessageStore) exec(ctx context.Context, what, statement string, argumen
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// StartPass claims the cleaner's pass for the interval that starts now, in cleaner_passes.
+func (s *MessageStore) StartPass(ctx context.Context, cleaner string, interval time.Duration) (bool, error) {
+	tag, err := s.pool.Exec(ctx, claimCleanerPass, cleaner, (interval * 9 / 10).Seconds())
+	if err != nil {
+		return false, fmt.Errorf("postgres: claim cleaner pass: %w", translate(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}

@@ -83,6 +83,11 @@ func TestCleaning(t *testing.T) {
 	porttest.TestCleaning(t, newHarness(t))
 }
 
+func TestCleanerPasses(t *testing.T) {
+	t.Parallel()
+	porttest.TestCleanerPasses(t, newHarness(t))
+}
+
 func TestWakeups(t *testing.T) {
 	t.Parallel()
 	porttest.TestWakeups(t, newHarness(t))

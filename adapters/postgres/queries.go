@@ -451,6 +451,13 @@ WITH message_rows AS MATERIALIZED (
 SELECT (SELECT count(*) FROM doomed_messages) + (SELECT count(*) FROM doomed_dead_letters)
      + (SELECT count(*) FROM doomed_keys)`
 
+// claimCleanerPass records the start of cleaner $1's pass, by primary key, unless another
+// started less than $2 seconds ago; a row comes back when this call got the pass.
+const claimCleanerPass = `
+INSERT INTO cleaner_passes (cleaner, started_at) VALUES ($1, clock_timestamp())
+ON CONFLICT (cleaner) DO UPDATE SET started_at = excluded.started_at
+    WHERE cleaner_passes.started_at <= excluded.started_at - make_interval(secs => $2)`
+
 // deadLetterColumns are the columns of a dead letter, as scanDeadLetter reads them.
 const deadLetterColumns = `queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, dead_lettered_at`
 
