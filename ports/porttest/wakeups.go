@@ -94,16 +94,16 @@ var wakeupTests = []messageTestCase{
 
 	{"Wakeup_DelayedEnqueue_AfterItsDelay", func(t *testing.T, m *messageTest) {
 		received := m.listen(t)
-		m.enqueue(domain.PriorityLow, "later", withDelay(2*time.Second))
-		_, ok := received.await(after(2 * time.Second))
+		m.enqueue(domain.PriorityLow, "later", withDelay(announcedDelay))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a delayed enqueue wakes the queue's waiters when its delay ends
 	}},
 
 	{"Wakeup_Dequeue_WhenTheLeaseMayEnd", func(t *testing.T, m *messageTest) {
-		m.enqueue(domain.PriorityLow, "leased", withVisibilityTimeout(2*time.Second))
+		m.enqueue(domain.PriorityLow, "leased", withVisibilityTimeout(announcedDelay))
 		received := m.listen(t)
 		m.dequeue()
-		_, ok := received.await(after(2 * time.Second))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a delivery wakes the queue's waiters when its lease may end unacknowledged
 	}},
 
@@ -120,8 +120,8 @@ var wakeupTests = []messageTestCase{
 		m.enqueue(domain.PriorityLow, "released", withVisibilityTimeout(30*time.Second))
 		d := m.dequeue()
 		received := m.listen(t)
-		m.is.True(m.release(d, 2*time.Second))
-		_, ok := received.await(after(2 * time.Second))
+		m.is.True(m.release(d, announcedDelay))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a release with a delay wakes them when the delay ends
 	}},
 
