@@ -22,6 +22,7 @@ import (
 // cleanerSetup is a service and cleaners over memory stores on a manual clock.
 type cleanerSetup struct {
 	clock    *memory.ManualClock
+	queues   *memory.QueueStore
 	service  *app.Service
 	messages *countingStore
 	cleaners *app.Cleaners
@@ -37,8 +38,10 @@ func setupCleaners(t *testing.T, settings app.CleanerSettings, metrics ports.Met
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	return &cleanerSetup{
-		clock:    clock,
-		service:  app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock})}, app.Options{}),
+		clock:  clock,
+		queues: queues,
+		service: app.NewService(app.Ports{Queues: queues, Messages: messages, Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock})},
+			app.Options{IdempotencyRetention: settings.IdempotencyRetention}),
 		messages: messages,
 		cleaners: app.NewCleaners(app.Ports{Queues: queues, Messages: messages, Clock: clock, Logger: log, Metrics: metrics}, settings),
 		logs:     logs,
@@ -53,7 +56,17 @@ type countingStore struct {
 	*memory.MessageStore
 	mu           sync.Mutex
 	expiredCalls []int
-	failNext     error
+	// queueDataCalls are the rows each DeleteQueueData deleted.
+	queueDataCalls []int
+	failNext       error
+}
+
+func (s *countingStore) DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.MessageStore.DeleteQueueData(ctx, queueID, limit)
+	s.queueDataCalls = append(s.queueDataCalls, n)
+	return n, err
 }
 
 func (s *countingStore) DeleteExpired(ctx context.Context, queueID domain.ID, limit int) (int, error) {
@@ -231,4 +244,107 @@ func TestCleaners_Run_PassesUntilStopped(t *testing.T) {
 		t.Fatal("Run did not return after its context was cancelled")
 	}
 	is.True(strings.Count(c.logs.String(), "cleaner pass") >= 4) // it passed on its interval
+}
+
+func TestCleaners_IdempotencyKeys_RemovedAfterRetention(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: time.Hour, IdempotencyRetention: time.Hour}, nil)
+	q := c.queue(t, "keyed", domain.SettingsUpdate{})
+	request := app.EnqueueParams{QueueID: q.ID, Messages: []domain.NewMessage{{Payload: "x", Priority: domain.PriorityLow}}, IdempotencyKey: "k"}
+	_, err := c.service.EnqueueMessages(ctx, request)
+	is.NoErr(err)
+
+	c.clock.Advance(time.Hour - time.Second)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.IdempotencyKeyCleaner), 0) // a key within its retention is kept
+	c.clock.Advance(time.Second)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.IdempotencyKeyCleaner), 1) // then removed
+
+	request.Messages[0].Payload = "another request"
+	enqueued, err := c.service.EnqueueMessages(ctx, request)
+	is.NoErr(err) // the key is free for another request
+	is.True(!enqueued.Replayed)
+	ready, _, _ := c.stats(t, q)
+	is.Equal(ready, int64(2)) // and the first request's message stays
+}
+
+func TestCleaners_IdempotencyKeys_DefaultRetentionIsADay(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, defaultCleanerSettings, nil)
+	q := c.queue(t, "keyed", domain.SettingsUpdate{})
+	_, err := c.service.EnqueueMessages(ctx, app.EnqueueParams{QueueID: q.ID, Messages: []domain.NewMessage{{Payload: "x", Priority: domain.PriorityLow}}, IdempotencyKey: "k"})
+	is.NoErr(err)
+
+	c.clock.Advance(23 * time.Hour)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.IdempotencyKeyCleaner), 0) // kept for a day by default
+	c.clock.Advance(time.Hour)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.IdempotencyKeyCleaner), 1) // and no longer
+}
+
+func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterGrace(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
+	gone := c.queue(t, "gone", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
+	kept := c.queue(t, "kept", domain.SettingsUpdate{})
+	c.enqueue(t, gone, time.Hour)
+	_, _, err := c.service.Dequeue(ctx, gone.ID)
+	is.NoErr(err)
+	c.clock.Advance(time.Second)
+	_, _, err = c.service.Dequeue(ctx, gone.ID) // one dead letter
+	is.NoErr(err)
+	for range 250 {
+		c.enqueue(t, gone, time.Hour)
+	}
+	_, err = c.service.EnqueueMessages(ctx, app.EnqueueParams{QueueID: gone.ID, Messages: []domain.NewMessage{{Payload: "x", Priority: domain.PriorityLow}}, IdempotencyKey: "k"})
+	is.NoErr(err) // a key, and a message more
+	c.enqueue(t, kept, time.Hour)
+	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
+
+	passes := c.cleaners.RunOnce(ctx)
+
+	is.Equal(removed(passes, app.DeletedQueueCleaner), 1+251+1) // the dead letter, the messages and the key
+	is.Equal(len(c.messages.queueDataCalls), 3)                 // in statements of at most the batch size
+	for _, n := range c.messages.queueDataCalls {
+		is.True(n <= 100)
+	}
+	ready, _, _ := c.stats(t, kept)
+	is.Equal(ready, int64(1)) // the live queue keeps its messages
+	deleted, err := c.queues.DeletedQueues(ctx, 10)
+	is.NoErr(err)
+	is.Equal(len(deleted), 1) // the deletion is still recorded during its grace
+	_, err = c.messages.Enqueue(ctx, ports.EnqueueParams{QueueID: gone.ID, Messages: []domain.Enqueue{{QueueID: gone.ID, MessageID: domain.ID{1}, Priority: domain.PriorityLow, TTL: time.Hour, VisibilityTimeout: time.Second, MaxDeliveryAttempts: 1}}})
+	is.True(errors.Is(err, domain.ErrQueueNotFound)) // so the store still refuses a straggler's message
+
+	c.clock.Advance(time.Hour - time.Second)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
+	deleted, err = c.queues.DeletedQueues(ctx, 10)
+	is.NoErr(err)
+	is.Equal(len(deleted), 1) // kept until the grace of an hour is over
+	c.clock.Advance(time.Second)
+	c.cleaners.RunOnce(ctx)
+	deleted, err = c.queues.DeletedQueues(ctx, 10)
+	is.NoErr(err)
+	is.Equal(len(deleted), 0) // then forgotten
+}
+
+func TestCleaners_DeletedQueue_EmptyQueueForgottenAfterGrace(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, defaultCleanerSettings, nil)
+	q := c.queue(t, "empty", domain.SettingsUpdate{})
+	is.NoErr(c.service.DeleteQueue(ctx, q.ID))
+	c.clock.Advance(time.Hour)
+
+	passes := c.cleaners.RunOnce(ctx)
+
+	is.Equal(removed(passes, app.DeletedQueueCleaner), 0) // nothing to remove
+	deleted, err := c.queues.DeletedQueues(ctx, 10)
+	is.NoErr(err)
+	is.Equal(len(deleted), 0) // and the record of an old deletion is forgotten
 }

@@ -275,3 +275,73 @@ func TestCleanerMetrics_CountPassesAndRowsRemoved(t *testing.T) {
 	is.Equal(f.Value("retsu_cleaner_passes_total", "cleaner", app.DeadLetterCleaner, "result", "ok"), 2.0)        // both dead-letter passes finished
 	is.Equal(f.Value("retsu_cleaner_pass_duration_seconds", "cleaner", app.DeadLetterCleaner), 2.0)               // and were timed
 }
+
+func TestServiceMetrics_EnqueueBatchesReplaysAndDeadLetters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	f := setup(t, app.Options{})
+	q := f.queue(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
+	request := app.EnqueueParams{QueueID: q.ID, Messages: []domain.NewMessage{message("a"), message("b"), message("c")}, Batch: true, IdempotencyKey: "k"}
+	_, err := f.service.EnqueueMessages(ctx, request)
+	is.NoErr(err)
+	_, err = f.service.EnqueueMessages(ctx, request) // a replay
+	is.NoErr(err)
+	_, err = f.service.DequeueMessages(ctx, app.DequeueParams{QueueID: q.ID, Max: 10})
+	is.NoErr(err)
+	f.clock.Advance(time.Second)
+	_, err = f.service.DequeueMessages(ctx, app.DequeueParams{QueueID: q.ID, Max: 10}) // moves the three
+	is.NoErr(err)
+
+	m := f.scrape(t)
+	is.Equal(m.Value("retsu_messages_enqueued_total"), 3.0)      // the batch's messages, once
+	is.Equal(m.Value("retsu_enqueue_replays_total"), 1.0)        // the replay, apart
+	is.Equal(m.Value("retsu_messages_delivered_total"), 3.0)     // one batch dequeue delivered three
+	is.Equal(m.Value("retsu_messages_dead_lettered_total"), 3.0) // the next moved them
+	is.Equal(m.Value("retsu_waiting_dequeues"), 0.0)             // nothing waited
+}
+
+func TestServiceMetrics_WaitingDequeuesGauge(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := setup(t, app.Options{})
+	q := f.queue(t, domain.SettingsUpdate{})
+	answers := make(chan dequeued, 2)
+	for i := range 2 {
+		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 5 * time.Second}, i, answers)
+	}
+	f.messages.awaitAsks(t, 2)
+
+	is.Equal(f.scrape(t).Value("retsu_waiting_dequeues"), 2.0) // both dequeues count while they wait
+	f.clock.Advance(5 * time.Second)
+	answer(t, answers)
+	answer(t, answers)
+	is.Equal(f.scrape(t).Value("retsu_waiting_dequeues"), 0.0) // and no longer once they answered
+}
+
+func TestCleanerMetrics_RowsRemovedByCleaner(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	metrics := prometheus.New()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 2, DeadLetterRetention: time.Hour, IdempotencyRetention: time.Hour}, metrics)
+	keyed := c.queue(t, "keyed", domain.SettingsUpdate{})
+	for _, key := range []string{"a", "b", "c"} {
+		_, err := c.service.EnqueueMessages(ctx, app.EnqueueParams{QueueID: keyed.ID, Messages: []domain.NewMessage{{Payload: "x", Priority: domain.PriorityLow}}, IdempotencyKey: key})
+		is.NoErr(err)
+	}
+	gone := c.queue(t, "gone", domain.SettingsUpdate{})
+	for range 5 {
+		c.enqueue(t, gone, 48*time.Hour)
+	}
+	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
+	c.clock.Advance(time.Hour)
+
+	c.cleaners.RunOnce(ctx)
+
+	f := prometheustest.Scrape(t, metrics.Handler())
+	is.Equal(f.Value("retsu_cleaner_rows_removed_total", "cleaner", app.IdempotencyKeyCleaner), 3.0)           // the three keys past their retention
+	is.Equal(f.Value("retsu_cleaner_rows_removed_total", "cleaner", app.DeletedQueueCleaner), 5.0)             // the deleted queue's five messages
+	is.Equal(f.Value("retsu_cleaner_passes_total", "cleaner", app.IdempotencyKeyCleaner, "result", "ok"), 1.0) // each cleaner's pass is counted
+	is.Equal(f.Value("retsu_cleaner_passes_total", "cleaner", app.DeletedQueueCleaner, "result", "ok"), 1.0)
+}

@@ -270,7 +270,7 @@ var deadLetterTests = []messageTestCase{
 		e := m.poison(domain.PriorityHigh, "x", withTTL(2*time.Second))
 		m.deadLetter(e)
 		settings := testSettings
-		settings.DefaultMessageTTL = 2 * time.Second
+		settings.DefaultMessageTTL = 3 * time.Second
 		m.redrive(m.queue(settings), domain.Redrive{IDs: []domain.ID{e.MessageID}})
 		m.Wait(time.Second)
 		m.is.Equal(m.dequeue().MessageID, e.MessageID) // alive past its first lifetime: the new one started at the redrive

@@ -63,7 +63,7 @@ var leaseTests = []messageTestCase{
 	{"Extend_KeepsHandleAndAttempts", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityHigh, "x")
 		d := m.dequeue()
-		m.is.True(m.extend(d, 2*time.Second))
+		m.is.True(m.extend(d, 3*time.Second))
 		m.Wait(time.Second + margin)
 		m.is.True(m.extend(d, time.Second)) // the same handle still holds the lease past its first end
 		m.Wait(time.Second + margin)
@@ -74,7 +74,7 @@ var leaseTests = []messageTestCase{
 	{"Extend_HandleStillAcknowledges", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityHigh, "x")
 		d := m.dequeue()
-		m.is.True(m.extend(d, 2*time.Second))
+		m.is.True(m.extend(d, 3*time.Second))
 		m.Wait(time.Second + margin)
 		m.is.True(m.acknowledge(d)) // the extended delivery's handle acknowledges after the first lease's end
 		m.Wait(time.Second)

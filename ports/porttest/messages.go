@@ -29,6 +29,23 @@ type MessageHarness struct {
 	Wait func(d time.Duration)
 }
 
+// missing names the fields of h that are not set.
+func (h MessageHarness) missing() []string {
+	var names []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"Store", h.Store != nil}, {"DeadLetters", h.DeadLetters != nil}, {"Cleaning", h.Cleaning != nil},
+		{"Wakeups", h.Wakeups != nil}, {"Queues", h.Queues != nil}, {"Wait", h.Wait != nil},
+	} {
+		if !f.set {
+			names = append(names, f.name)
+		}
+	}
+	return names
+}
+
 // margin is added to every wait so that a deadline has surely passed on a real clock.
 const margin = 150 * time.Millisecond
 
@@ -49,7 +66,11 @@ func runMessageTests(t *testing.T, newHarness func(t *testing.T) MessageHarness,
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.run(t, &messageTest{MessageHarness: newHarness(t), queueID: newID(), is: is.New(t)})
+			h := newHarness(t)
+			if missing := h.missing(); len(missing) > 0 {
+				t.Fatalf("the harness lacks %s", strings.Join(missing, ", "))
+			}
+			tc.run(t, &messageTest{MessageHarness: h, queueID: newID(), is: is.New(t)})
 		})
 	}
 }
@@ -203,9 +224,6 @@ func (m *messageTest) queue(s domain.Settings) domain.Queue {
 // deletion, and forgets its deletion when the test ends, so that records do not pile up.
 func (m *messageTest) createQueue(t *testing.T) domain.Queue {
 	m.is.Helper()
-	if m.Queues == nil {
-		t.Fatal("the harness has no QueueStore")
-	}
 	q := m.queue(testSettings)
 	m.is.NoErr(m.Queues.CreateQueue(ctx, q)) // the queue is created
 	t.Cleanup(func() { _ = m.Queues.ForgetDeletedQueue(ctx, q.ID) })

@@ -16,7 +16,8 @@ import (
 )
 
 // TestQueueStore runs the QueueStore contract against the store that newStore returns.
-// newStore may return the same store to every test.
+// newStore may return the same store to every test. The store runs on a real clock: the
+// suite sleeps a moment between two deletions to tell their ages apart.
 func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) {
 	ctx := context.Background()
 	create := func(t *testing.T, s ports.QueueStore, name string) domain.Queue {

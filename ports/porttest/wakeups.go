@@ -29,9 +29,6 @@ type wakeups chan ports.Wakeup
 // listen subscribes to the wakeups of the test's queue until the test ends.
 func (m *messageTest) listen(t *testing.T) wakeups {
 	t.Helper()
-	if m.Wakeups == nil {
-		t.Fatal("the harness has no Wakeups")
-	}
 	received := make(wakeups, 1024)
 	cancel := m.Wakeups.Subscribe(func(w ports.Wakeup) {
 		if w.QueueID != m.queueID {
@@ -97,16 +94,16 @@ var wakeupTests = []messageTestCase{
 
 	{"Wakeup_DelayedEnqueue_AfterItsDelay", func(t *testing.T, m *messageTest) {
 		received := m.listen(t)
-		m.enqueue(domain.PriorityLow, "later", withDelay(2*time.Second))
-		_, ok := received.await(after(2 * time.Second))
+		m.enqueue(domain.PriorityLow, "later", withDelay(announcedDelay))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a delayed enqueue wakes the queue's waiters when its delay ends
 	}},
 
 	{"Wakeup_Dequeue_WhenTheLeaseMayEnd", func(t *testing.T, m *messageTest) {
-		m.enqueue(domain.PriorityLow, "leased", withVisibilityTimeout(2*time.Second))
+		m.enqueue(domain.PriorityLow, "leased", withVisibilityTimeout(announcedDelay))
 		received := m.listen(t)
 		m.dequeue()
-		_, ok := received.await(after(2 * time.Second))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a delivery wakes the queue's waiters when its lease may end unacknowledged
 	}},
 
@@ -123,8 +120,8 @@ var wakeupTests = []messageTestCase{
 		m.enqueue(domain.PriorityLow, "released", withVisibilityTimeout(30*time.Second))
 		d := m.dequeue()
 		received := m.listen(t)
-		m.is.True(m.release(d, 2*time.Second))
-		_, ok := received.await(after(2 * time.Second))
+		m.is.True(m.release(d, announcedDelay))
+		_, ok := received.await(after(announcedDelay))
 		m.is.True(ok) // a release with a delay wakes them when the delay ends
 	}},
 
@@ -147,9 +144,6 @@ var wakeupTests = []messageTestCase{
 	}},
 
 	{"Subscribe_Cancel_StopsWakeups", func(t *testing.T, m *messageTest) {
-		if m.Wakeups == nil {
-			t.Fatal("the harness has no Wakeups")
-		}
 		received := make(chan ports.Wakeup, 16)
 		cancel := m.Wakeups.Subscribe(func(w ports.Wakeup) {
 			if w.QueueID == m.queueID {
