@@ -1,0 +1,155 @@
+package httpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/retsu/retsu/domain"
+)
+
+// This file is the life of one delivery in a Worker: its handler, its lease, and its end
+// (acknowledgement, release or give-up).
+
+// process runs the handler of d under a kept lease and settles the outcome.
+func (w *Worker) process(d domain.Delivery) {
+	defer w.running.Done()
+	l := w.keepLease(d)
+	started := time.Now()
+	err := w.runHandler(l.ctx, d)
+	took := time.Since(started)
+	cause := context.Cause(l.ctx)
+	l.endHandler(nil)
+	w.releaseSlots(1)
+	switch {
+	case errors.Is(cause, domain.ErrLeaseLost):
+		// The message will be delivered again; nothing this delivery does counts.
+		l.stop()
+	case err == nil:
+		w.emit(WorkerEvent{Kind: EventHandled, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Duration: took})
+		w.acks.add(d, l.stop)
+	case errors.Is(cause, ErrWorkerStopped):
+		l.stop()
+		w.release(d, 0, EventGivenBack, err)
+	case errors.Is(err, ErrGiveUp) && w.o.OnGiveUp != nil:
+		w.giveUp(d, err, l)
+	default:
+		l.stop()
+		w.release(d, w.retryDelay(d), EventReleased, err)
+	}
+}
+
+// runHandler calls the handler, turning a panic into an error so that the message is
+// released rather than the process brought down.
+func (w *Worker) runHandler(ctx context.Context, d domain.Delivery) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the handler panicked: %v", p)
+		}
+	}()
+	return w.handle(ctx, d)
+}
+
+// giveUp hands d to OnGiveUp while its lease is kept, then acknowledges it; should OnGiveUp
+// fail, d is released as after any failure.
+func (w *Worker) giveUp(d domain.Delivery, handlerErr error, l *lease) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.handlers), callTimeout)
+	err := w.o.OnGiveUp(ctx, d, handlerErr)
+	cancel()
+	if err != nil {
+		l.stop()
+		w.emit(WorkerEvent{Kind: EventGiveUpFailed, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
+		w.release(d, w.retryDelay(d), EventReleased, handlerErr)
+		return
+	}
+	w.emit(WorkerEvent{Kind: EventGaveUp, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: handlerErr})
+	w.acks.add(d, l.stop)
+}
+
+// retryDelay returns the delay of the release of d after a failure: the backoff of its
+// attempts, in whole seconds, or none once it used the queue's attempts, since the next
+// dequeue then moves it to the dead letters.
+func (w *Worker) retryDelay(d domain.Delivery) time.Duration {
+	if d.DeliveryAttempts >= w.maxAttempts {
+		return 0
+	}
+	delay := backoff(w.o.RetryBackoff.MinBackoff, w.o.RetryBackoff.MaxBackoff, d.DeliveryAttempts)
+	delay = (delay + time.Second - 1).Truncate(time.Second)
+	return min(delay, domain.MaxReleaseDelay)
+}
+
+// release ends the lease of d with delay and reports it as kind, with the handler's error
+// cause. Should the release fail, the message comes back when its lease ends.
+func (w *Worker) release(d domain.Delivery, delay time.Duration, kind WorkerEventKind, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	event := WorkerEvent{Kind: kind, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Delay: delay, Err: cause}
+	switch err := w.retsu.Release(ctx, w.queueID, d.Receipt(), delay); {
+	case errors.Is(err, domain.ErrLeaseLost):
+		event = WorkerEvent{Kind: EventLeaseLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err}
+	case err != nil:
+		event = WorkerEvent{Kind: EventReleaseFailed, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err}
+	}
+	w.emit(event)
+}
+
+// lease is the kept lease of one delivery, and the context of its handler.
+type lease struct {
+	// ctx is the handler's; it ends with domain.ErrLeaseLost as its cause when an
+	// extension finds the lease lost.
+	ctx        context.Context
+	endHandler context.CancelCauseFunc
+	stopKeeper context.CancelFunc
+	kept       chan struct{}
+}
+
+// keepLease starts extending the lease of d every third of the lease timeout, until stop.
+func (w *Worker) keepLease(d domain.Delivery) *lease {
+	l := &lease{kept: make(chan struct{})}
+	l.ctx, l.endHandler = context.WithCancelCause(w.handlers)
+	keeperCtx, stopKeeper := context.WithCancel(context.Background())
+	l.stopKeeper = stopKeeper
+	w.kept.Add(1)
+	go func() {
+		defer w.kept.Done()
+		defer close(l.kept)
+		w.keep(keeperCtx, d, l.endHandler)
+	}()
+	return l
+}
+
+// stop ends the extensions and waits until none is in flight.
+func (l *lease) stop() {
+	l.stopKeeper()
+	<-l.kept
+}
+
+// keep extends the lease of d until ctx ends or the lease is lost, which it reports to lost.
+// A failed extension is tried again at the next tick: the lease outlives two of them.
+func (w *Worker) keep(ctx context.Context, d domain.Delivery, lost context.CancelCauseFunc) {
+	ticker := time.NewTicker(w.extendEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		callCtx, cancel := context.WithTimeout(ctx, w.leaseTimeout)
+		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), w.leaseTimeout)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, domain.ErrLeaseLost):
+			lost(domain.ErrLeaseLost)
+			w.emit(WorkerEvent{Kind: EventLeaseLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
+			return
+		case err != nil:
+			w.emit(WorkerEvent{Kind: EventExtendFailed, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
+		default:
+			w.emit(WorkerEvent{Kind: EventExtended, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts})
+		}
+	}
+}
