@@ -14,10 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retsu/retsu/adapters/postgres"
 )
 
 // The environment of every test, read by TestMain.
@@ -76,6 +79,30 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+var schemas atomic.Int64
+
+// newSchema creates a schema of its own in the test database, migrated, which the test drops
+// when it ends, and returns the URL that selects it and a pool on it: for tests that lock
+// tables or fill them with backlogs that no other test may see.
+func newSchema(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
+	schema := fmt.Sprintf("schema_%d_%d", os.Getpid(), schemas.Add(1))
+	if _, err := db.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	url := databaseURL + "&search_path=" + schema
+	if out, err := exec.Command(binary, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
+		t.Fatalf("migrate %s: %v\n%s", schema, err, out)
+	}
+	pool, err := postgres.OpenPool(t.Context(), url, postgres.PoolOptions{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return url, pool
 }
 
 // closedAddress returns a loopback address where nothing listens, for a service that is
