@@ -88,9 +88,9 @@ func TestHardening_ClientGoneBeforeItsClaimCommitted_ClaimIsUndone(t *testing.T)
 			break
 		}
 	}
-	is.True(ok)                       // the message is deliverable again at once, not after its 30 s lease
-	is.Equal(m.ID, id)                // the same message
-	is.Equal(m.DeliveryAttempts, 1)   // whose first attempt is this one: the one nobody received did not count
+	is.True(ok)                     // the message is deliverable again at once, not after its 30 s lease
+	is.Equal(m.ID, id)              // the same message
+	is.Equal(m.DeliveryAttempts, 1) // whose first attempt is this one: the one nobody received did not count
 	is.Equal(c.acknowledge(q.ID, m), http.StatusNoContent)
 }
 
