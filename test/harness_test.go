@@ -150,11 +150,7 @@ func (c *client) do(method, path string, body any) response {
 	c.t.Helper()
 	var reader io.Reader
 	if body != nil {
-		encoded, err := json.Marshal(body)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		reader = bytes.NewReader(encoded)
+		reader = jsonBody(c.t, body)
 	}
 	req, err := http.NewRequest(method, c.base+path, reader)
 	if err != nil {
@@ -163,14 +159,30 @@ func (c *client) do(method, path string, body any) response {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return c.send(req)
+}
+
+// jsonBody returns body encoded as JSON.
+func jsonBody(t *testing.T, body any) io.Reader {
+	t.Helper()
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(encoded)
+}
+
+// send sends req and reads the answer.
+func (c *client) send(req *http.Request) response {
+	c.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		c.t.Fatalf("%s %s: read answer: %v", method, path, err)
+		c.t.Fatalf("%s %s: read answer: %v", req.Method, req.URL.Path, err)
 	}
 	return response{Status: res.StatusCode, Header: res.Header, Body: data}
 }
