@@ -11,9 +11,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"time"
-
-	"github.com/retsu/retsu/domain"
 )
 
 // openPaths answer without a token: probes must work before anyone holds one.
@@ -57,38 +54,6 @@ func bearerToken(r *http.Request) string {
 		return ""
 	}
 	return header[len(scheme):]
-}
-
-// limitConcurrency answers 503 with Retry-After, without doing the work, to requests that
-// arrive while max requests are already being served, so that a burst cannot exhaust the
-// instance's memory or its database connections' queue.
-func limitConcurrency(max int, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
-	if max <= 0 {
-		return next
-	}
-	slots := make(chan struct{}, max)
-	busy := requestError(domain.CodeUnavailable, "the server is at its limit of concurrent requests; try again shortly")
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		default:
-			fail(w, r, busy)
-		}
-	})
-}
-
-// withTimeout ends the request's context after d.
-func withTimeout(d time.Duration, next http.Handler) http.Handler {
-	if d <= 0 {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
 }
 
 // recoverPanics answers 500 internal_error when a handler panics, and logs the panic with
