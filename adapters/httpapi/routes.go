@@ -35,7 +35,9 @@ type Options struct {
 	// and /readyz stay open.
 	APITokens []string
 	// MaxConcurrentRequests caps the requests served at once; past it, requests get 503
-	// with Retry-After. Dequeues that may wait do not count. Zero means no cap.
+	// with Retry-After. A request counts from the moment its body has been read to its
+	// answer; the probes and /metrics never count, nor do dequeues that may wait. Zero
+	// means no cap.
 	MaxConcurrentRequests int
 	// MaxWaitingRequests caps the dequeues with wait_seconds above 0 (long polls) served at
 	// once, which the cap above leaves out; past it, they get 503 with Retry-After. Zero
@@ -120,10 +122,10 @@ func (a *api) routes() *mux.Router {
 	a.route(r, queue+"/dead-letters", served, map[string]handlerFunc{http.MethodGet: a.listDeadLetters, http.MethodDelete: a.deleteDeadLetters})
 	a.route(r, queue+"/dead-letters/redrive", served, map[string]handlerFunc{http.MethodPost: a.redrive})
 	a.route(r, queue+"/dead-letters/{message_id}", served, map[string]handlerFunc{http.MethodGet: a.getDeadLetter, http.MethodDelete: a.deleteDeadLetter})
-	a.route(r, "/healthz", served, map[string]handlerFunc{http.MethodGet: a.healthz})
-	a.route(r, "/readyz", served, map[string]handlerFunc{http.MethodGet: a.readyz})
+	a.route(r, "/healthz", uncapped, map[string]handlerFunc{http.MethodGet: a.healthz})
+	a.route(r, "/readyz", uncapped, map[string]handlerFunc{http.MethodGet: a.readyz})
 	if a.metrics != nil {
-		a.route(r, "/metrics", served, map[string]handlerFunc{http.MethodGet: a.serveMetrics})
+		a.route(r, "/metrics", uncapped, map[string]handlerFunc{http.MethodGet: a.serveMetrics})
 	}
 	r.Use(noteRoute)
 	return r
