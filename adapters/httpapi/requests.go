@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
@@ -354,7 +355,13 @@ func readListQuery(r *http.Request) (ports.ListQueuesParams, error) {
 	if err != nil {
 		return ports.ListQueuesParams{}, err
 	}
-	return ports.ListQueuesParams{Name: query.Get("name"), After: query.Get("after"), Limit: limitOf(query)}, nil
+	p := ports.ListQueuesParams{Name: query.Get("name"), After: query.Get("after"), Limit: limitOf(query)}
+	if strings.ContainsRune(p.After, 0) {
+		// No name holds a NUL, and PostgreSQL's text cannot: a cursor with one would fail
+		// in the database rather than page.
+		return p, requestError(domain.CodeInvalidQuery, "after must not hold a NUL character")
+	}
+	return p, nil
 }
 
 // readDeadLetterQuery reads after, a canonical UUID, and limit. Returns invalid_query.
@@ -373,7 +380,7 @@ func readDeadLetterQuery(r *http.Request) (ports.DeadLetterPage, error) {
 }
 
 // readQuery reads the query of r, whose parameters must be among accepted, each at most
-// once. A malformed query (a bad escape, a semicolon)
+// once, and whose values must be valid UTF-8. A malformed query (a bad escape, a semicolon)
 // is refused: URL.Query would silently drop its pairs, and ?name=%zz would then list every
 // queue. Returns invalid_query.
 func readQuery(r *http.Request, accepted []string) (url.Values, error) {
@@ -385,6 +392,9 @@ func readQuery(r *http.Request, accepted []string) (url.Values, error) {
 		if !slices.Contains(accepted, key) || len(values) != 1 {
 			return nil, requestError(domain.CodeInvalidQuery, fmt.Sprintf("the query accepts %s, each at most once; %s is not accepted",
 				strings.Join(accepted, ", "), quoteField(key)))
+		}
+		if !utf8.ValidString(values[0]) {
+			return nil, requestError(domain.CodeInvalidQuery, fmt.Sprintf("%s must be valid UTF-8 once its escapes are decoded", key))
 		}
 	}
 	return query, nil
