@@ -31,6 +31,7 @@ var statusByCode = map[domain.Code]int{
 	codeNotFound:                          http.StatusNotFound,
 	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
 	codeUnauthorized:                      http.StatusUnauthorized,
+	codeAmbiguousFraming:                  http.StatusBadRequest,
 	domain.CodeInvalidQueueName:           http.StatusBadRequest,
 	domain.CodeInvalidVisibilityTimeout:   http.StatusBadRequest,
 	domain.CodeInvalidMaxDeliveryAttempts: http.StatusBadRequest,

@@ -80,11 +80,12 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	r := a.routes()
 
 	// From the inside out: the routes admit their requests (see admission), requests come
-	// with a valid token, panics become 500 answers, every request is logged and measured,
-	// and every answer carries a request ID.
+	// with a valid token, panics become 500 answers, requests smuggled with two framings a
+	// 400, every request is logged and measured, and every answer carries a request ID.
 	var h http.Handler = r
 	h = authenticate(o.APITokens, h, a.fail)
 	h = recoverPanics(log, h, a.fail)
+	h = refuseAmbiguousFraming(h, a.fail)
 	h = observe(log, o.Observer, r, h)
 	return withRequestID(h)
 }

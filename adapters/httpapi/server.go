@@ -24,7 +24,8 @@ type ServerOptions struct {
 	Logger *slog.Logger
 }
 
-// NewServer returns an HTTP server for handler with the bounds of o.
+// NewServer returns an HTTP server for handler with the bounds of o. Serve it on a listener
+// from NewListener, so that the handler can refuse requests framed two ways.
 func NewServer(handler http.Handler, o ServerOptions) *http.Server {
 	s := &http.Server{
 		Handler:           handler,
@@ -33,6 +34,7 @@ func NewServer(handler http.Handler, o ServerOptions) *http.Server {
 		WriteTimeout:      o.WriteTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
+		ConnContext:       withFramer,
 	}
 	if o.Logger != nil {
 		s.ErrorLog = slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)
