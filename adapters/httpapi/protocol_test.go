@@ -141,3 +141,17 @@ func TestFraming_AfterPipelinedRequests_TheAmbiguousOneIsRefused(t *testing.T) {
 	assertProblem(t, conn.read(), http.StatusBadRequest, "ambiguous_framing")
 	is.Equal(c.stats(queueID).Priorities[2].Ready, int64(2)) // the third stored nothing
 }
+
+func TestOptionsAsterisk_NeedsATokenAndNamesNoRoute(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{APITokens: []string{token}})
+	conn := dialRaw(t, realServer(t, h, httpapi.ServerOptions{}))
+
+	res := conn.send("OPTIONS * HTTP/1.1\r\nHost: retsu\r\n\r\n")
+	assertProblem(t, res, http.StatusUnauthorized, "unauthorized")
+	res = conn.send("OPTIONS * HTTP/1.1\r\nHost: retsu\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+
+	assertProblem(t, res, http.StatusNotFound, "not_found")
+	is.Equal(res.Header.Get("Allow"), "") // and tells no methods
+}

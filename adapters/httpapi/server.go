@@ -35,6 +35,9 @@ func NewServer(handler http.Handler, o ServerOptions) *http.Server {
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ConnContext:       withFramer,
+		// OPTIONS * goes to the handler, which asks for a token and answers 404, instead
+		// of net/http's own 200 to anyone.
+		DisableGeneralOptionsHandler: true,
 	}
 	if o.Logger != nil {
 		s.ErrorLog = slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn)
