@@ -56,6 +56,41 @@ func bearerToken(r *http.Request) string {
 	return header[len(scheme):]
 }
 
+// limitHeaders answers 431 headers_too_large, and closes the connection, when the request
+// line and headers of r take more than max bytes, counted as they travelled (each header
+// line with its colon, space and line break). Zero means no bound. net/http refuses larger
+// headers by itself, with a plain-text 431, at the bound NewServer gives it, which is
+// higher than max so that clients get this problem instead.
+func limitHeaders(max int, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	tooLarge := requestError(codeHeadersTooLarge, fmt.Sprintf("the request line and headers are larger than %d bytes", max))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if headerBytes(r) > max {
+			w.Header().Set("Connection", "close")
+			fail(w, r, tooLarge)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// headerBytes returns the size of the request line and headers of r as they travelled,
+// Host included (net/http takes it out of the header map).
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + len("\r\n")
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + len("\r\n")
+	}
+	for name, values := range r.Header {
+		for _, value := range values {
+			n += len(name) + len(": ") + len(value) + len("\r\n")
+		}
+	}
+	return n + len("\r\n")
+}
+
 // recoverPanics answers 500 internal_error when a handler panics, and logs the panic with
 // its stack; without it, net/http would cut the connection without an answer.
 func recoverPanics(log *slog.Logger, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {

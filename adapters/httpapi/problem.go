@@ -19,6 +19,7 @@ const (
 	codeNotFound             domain.Code = "not_found"
 	codeMethodNotAllowed     domain.Code = "method_not_allowed"
 	codeUnauthorized         domain.Code = "unauthorized"
+	codeHeadersTooLarge      domain.Code = "headers_too_large"
 )
 
 // statusByCode maps every error code to its HTTP status. A code missing here is answered as
@@ -31,6 +32,7 @@ var statusByCode = map[domain.Code]int{
 	codeNotFound:                          http.StatusNotFound,
 	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
 	codeUnauthorized:                      http.StatusUnauthorized,
+	codeHeadersTooLarge:                   http.StatusRequestHeaderFieldsTooLarge,
 	codeAmbiguousFraming:                  http.StatusBadRequest,
 	domain.CodeInvalidQueueName:           http.StatusBadRequest,
 	domain.CodeInvalidVisibilityTimeout:   http.StatusBadRequest,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +155,29 @@ func TestOptionsAsterisk_NeedsATokenAndNamesNoRoute(t *testing.T) {
 
 	assertProblem(t, res, http.StatusNotFound, "not_found")
 	is.Equal(res.Header.Get("Allow"), "") // and tells no methods
+}
+
+func TestHeadersTooLarge_IsAProblemAndClosesTheConnection(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	const limit = 4096
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{MaxHeaderBytes: limit})
+	addr := realServer(t, h, httpapi.ServerOptions{MaxHeaderBytes: limit})
+	request := func(headerBytes int) string {
+		head := "GET /healthz HTTP/1.1\r\nHost: retsu\r\n"
+		filler := headerBytes - len(head) - len("X-Filler: \r\n\r\n")
+		return head + "X-Filler: " + strings.Repeat("a", filler) + "\r\n\r\n"
+	}
+
+	fits := dialRaw(t, addr)
+	is.Equal(fits.send(request(limit)).StatusCode, http.StatusOK) // headers of exactly the limit are served
+	over := dialRaw(t, addr)
+	res := over.send(request(limit + 1))
+	is.True(res.Close) // one byte more closes the connection (Connection: close)
+	assertProblem(t, res, http.StatusRequestHeaderFieldsTooLarge, "headers_too_large")
+	is.True(over.closed())
+	far := dialRaw(t, addr)
+	res = far.send(request(4 * limit))
+	is.Equal(res.StatusCode, http.StatusRequestHeaderFieldsTooLarge)      // far beyond it, net/http answers by itself
+	is.True(res.Header.Get("Content-Type") != "application/problem+json") // in plain text, as docs/queue-api.md says
 }
