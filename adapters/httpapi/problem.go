@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/retsu/retsu/domain"
 )
@@ -106,9 +108,13 @@ var errClientGone = &domain.Error{Code: domain.CodeUnavailable, Message: "the re
 // problemWriter answers errors as problem+json, logging those that operators must see.
 type problemWriter struct {
 	log *slog.Logger
+	// timeouts logs the requests that ran out of their time, at most once a second.
+	timeouts *throttledWarning
 }
 
-func newProblemWriter(log *slog.Logger) *problemWriter { return &problemWriter{log: log} }
+func newProblemWriter(log *slog.Logger) *problemWriter {
+	return &problemWriter{log: log, timeouts: &throttledWarning{log: log, every: time.Second, now: time.Now}}
+}
 
 // write answers err as problem+json with the caller-safe message of its code; an error
 // without a code is internal and gets a generic detail. 5xx errors are logged with their
@@ -131,7 +137,7 @@ func (p *problemWriter) write(w http.ResponseWriter, r *http.Request, err error)
 		code, status = domain.CodeInternal, http.StatusInternalServerError
 	}
 	if status >= 500 {
-		p.logFailure(r, status, err)
+		p.logFailure(r, status, err, timedOut)
 	}
 	if status == http.StatusServiceUnavailable || code == domain.CodeIdempotencyKeyInUse {
 		w.Header().Set("Retry-After", retryAfterSeconds)
@@ -146,8 +152,10 @@ func (p *problemWriter) write(w http.ResponseWriter, r *http.Request, err error)
 
 // logFailure logs a 5xx. An internal error is a bug or an outage to look into. A 503 is
 // logged at debug level only: during an outage or an overload it would be logged for every
-// request, and its cause is logged where it is detected.
-func (p *problemWriter) logFailure(r *http.Request, status int, err error) {
+// request, and its cause is logged where it is detected. A request that ran out of its time
+// is a warning too, since a hung dependency shows first as timeouts; at most one a second,
+// counting those left out.
+func (p *problemWriter) logFailure(r *http.Request, status int, err error, timedOut bool) {
 	level := slog.LevelError
 	if status == http.StatusServiceUnavailable {
 		level = slog.LevelDebug
@@ -158,6 +166,9 @@ func (p *problemWriter) logFailure(r *http.Request, status int, err error) {
 		slog.String("request_id", RequestID(r.Context())),
 	}
 	p.log.LogAttrs(r.Context(), level, "request failed", attrs...)
+	if timedOut && status == http.StatusServiceUnavailable {
+		p.timeouts.warn(r.Context(), "request ran out of its time (RETSU_REQUEST_TIMEOUT); answered 503", attrs...)
+	}
 }
 
 // writeProblem writes p with the given status, filling its type, title and status.
@@ -168,4 +179,30 @@ func writeProblem(w http.ResponseWriter, status int, p problem) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// throttledWarning logs a warning at most once every period; the next line it logs counts,
+// in not_logged, the ones it left out meanwhile.
+type throttledWarning struct {
+	log   *slog.Logger
+	every time.Duration
+	now   func() time.Time
+
+	mu        sync.Mutex
+	last      time.Time
+	notLogged int
+}
+
+func (t *throttledWarning) warn(ctx context.Context, msg string, attrs ...slog.Attr) {
+	t.mu.Lock()
+	now := t.now()
+	if !t.last.IsZero() && now.Sub(t.last) < t.every {
+		t.notLogged++
+		t.mu.Unlock()
+		return
+	}
+	notLogged := t.notLogged
+	t.last, t.notLogged = now, 0
+	t.mu.Unlock()
+	t.log.LogAttrs(ctx, slog.LevelWarn, msg, append(attrs, slog.Int("not_logged", notLogged))...)
 }

@@ -2,8 +2,11 @@ package httpapi_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -180,4 +183,31 @@ func TestHeadersTooLarge_IsAProblemAndClosesTheConnection(t *testing.T) {
 	res = far.send(request(4 * limit))
 	is.Equal(res.StatusCode, http.StatusRequestHeaderFieldsTooLarge)      // far beyond it, net/http answers by itself
 	is.True(res.Header.Get("Content-Type") != "application/problem+json") // in plain text, as docs/queue-api.md says
+}
+
+func TestRequestTimeout_IsLoggedAsAWarning_AtMostOnceASecond(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var logs syncBuffer
+	h := httpapi.NewHandler(hangingService{}, httpapi.Options{
+		RequestTimeout: 10 * time.Millisecond,
+		Logger:         slog.New(slog.NewJSONHandler(&logs, nil)),
+	})
+
+	for range 3 {
+		res := serve(h, newRequest(http.MethodPost, dequeuePath(unknownID), "", ""))
+		is.Equal(res.StatusCode, http.StatusServiceUnavailable) // the request ran out of its time
+	}
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	is.Equal(len(lines), 1) // one warning for three timeouts within a second
+	var line struct {
+		Level, Msg, Path string
+		NotLogged        int `json:"not_logged"`
+	}
+	is.NoErr(json.NewDecoder(bytes.NewReader([]byte(lines[0]))).Decode(&line))
+	is.Equal(line.Level, "WARN")                               // at warn level, not only debug
+	is.True(strings.Contains(line.Msg, "ran out of its time")) // saying what happened
+	is.Equal(line.Path, dequeuePath(unknownID))                // to which request
+	is.Equal(line.NotLogged, 0)                                // the first of its second
 }
