@@ -32,8 +32,9 @@ func (a *api) enqueue(w http.ResponseWriter, r *http.Request) error {
 	enqueued, err := a.svc.EnqueueMessages(r.Context(), app.EnqueueParams{
 		QueueID: queueID, Messages: []domain.NewMessage{message}, IdempotencyKey: key,
 	})
-	if entry := (*domain.EntryError)(nil); errors.As(err, &entry) {
-		return entry.Err
+	var entry *domain.EntryError
+	if errors.As(err, &entry) {
+		err = entry.Err
 	}
 	if err != nil {
 		return err

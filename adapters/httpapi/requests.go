@@ -334,8 +334,8 @@ func readRedrive(r *http.Request) (domain.Redrive, error) {
 	}
 	ids := make([]domain.ID, len(raws))
 	for i, raw := range raws {
-		entry := object{"id": raw}
-		if ids[i], err = entry.uuid("id", "a UUID"); err != nil {
+		// An entry is read as a member would be, with the same rules of strings.
+		if ids[i], err = (object{"ids": raw}).uuid("ids", "an array of UUIDs"); err != nil {
 			return domain.Redrive{}, pointAt(entryPointer("ids", i), errInvalidJSON("every entry of ids must be the UUID of a dead letter"))
 		}
 	}
