@@ -225,7 +225,7 @@ func TestWork_RunsTheCleanersAlone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	out := &syncBuffer{}
-	cmd := exec.CommandContext(ctx, binary, "work", "--migrate=false", "--cleanup-interval=100ms")
+	cmd := exec.CommandContext(ctx, binary, "work", "--migrate=false", "--cleanup-interval=1s")
 	cmd.Env = append(cmd.Environ(), "RETSU_DATABASE_URL="+r.url)
 	cmd.Stdout, cmd.Stderr = out, out
 	is.NoErr(cmd.Start())

@@ -33,6 +33,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 			slog.Duration("request_timeout", c.RequestTimeout),
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
+			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
 			slog.Int("api_tokens", len(c.APITokens)),
 			slog.Bool("workers", c.Workers),
 		)
@@ -42,6 +43,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("cleanup_interval", c.Cleaners.Interval),
 			slog.Int("cleanup_batch_size", c.Cleaners.BatchSize),
 			slog.Duration("dead_letter_retention", c.Cleaners.DeadLetterRetention),
+			slog.Duration("idempotency_retention", c.Cleaners.IdempotencyRetention),
 		)
 	}
 	attrs = append(attrs, slog.String("log_level", c.LogLevel.String()), slog.String("log_format", c.LogFormat))

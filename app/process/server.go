@@ -63,7 +63,9 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		Observer:              metrics,
 		APITokens:             cfg.APITokens,
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		MaxWaitingRequests:    cfg.MaxWaitingRequests,
 		RequestTimeout:        cfg.RequestTimeout,
+		MaxHeaderBytes:        cfg.MaxHeaderBytes,
 	})
 	if cfg.Workers {
 		s.cleaners = newCleaners(stores, cfg, log, metrics)
@@ -106,7 +108,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		Logger:            s.log,
 	})
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(listener) }()
+	go func() { served <- server.Serve(httpapi.NewListener(listener)) }()
 	s.log.Info("serving the API", "addr", listener.Addr().String(), "store", s.cfg.Store)
 	stopCleaners := s.startCleaners()
 	defer stopCleaners()
