@@ -56,6 +56,11 @@ type Config struct {
 	// APITokens, when set, are the bearer tokens that API requests must present. They
 	// are secrets: never log them.
 	APITokens []string
+	// SQSAddr, when set, is the address of the SQS-compatible endpoint (docs/sqs.md).
+	SQSAddr string
+	// SQSCredentials, when set, are the ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests
+	// must be signed with. They are secrets: never log them.
+	SQSCredentials []string
 
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
@@ -107,6 +112,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, "time allowed for the work of one request")
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, "requests served at once; the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
+		b.sqs(c)
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
 	})
@@ -117,6 +123,9 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
+	}
+	if err := checkSQS(c.Config); err != nil {
+		return Config{}, err
 	}
 	return c.Config, nil
 }
