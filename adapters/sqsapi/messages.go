@@ -142,6 +142,10 @@ func sendMessageBatch(c *call) (any, error) {
 	// Call: an entry that Retsu refuses (a delay not shorter than the queue's retention) is
 	// reported, and the others are sent again without it.
 	err = c.withQueue(in.QueueURL, func(ctx context.Context, queueID domain.ID) error {
+		if len(results.pending()) == 0 { // every entry failed: the queue must still exist
+			_, err := c.h.svc.Queue(ctx, queueID)
+			return err
+		}
 		for {
 			pending := results.pending()
 			if len(pending) == 0 {
