@@ -129,7 +129,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &call{h: h, r: r, release: release}
 	defer func() { c.release() }()
-	answer, err := c.serve()
+	answer, err := c.serve(w)
 	if err != nil {
 		kind, _ := classify(err)
 		status = kind.status
@@ -144,9 +144,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serve reads, authenticates and dispatches the request, and returns the action's answer.
-func (c *call) serve() (any, error) {
+func (c *call) serve(w http.ResponseWriter) (any, error) {
 	// Parse: method, content type and size, then the signature over what was read.
-	body, err := readBody(c.r)
+	body, err := readBody(w, c.r)
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +191,9 @@ func (c *call) waiting(wait time.Duration) (context.Context, context.CancelFunc,
 
 // readBody checks the method and the content type and reads the body, at most
 // MaxBodyBytes of valid UTF-8 (the JSON decoder would otherwise replace invalid bytes,
-// changing a message body without a word).
-func readBody(r *http.Request) ([]byte, error) {
+// changing a message body without a word). Past the limit, the server closes the
+// connection after the answer rather than read the rest.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Method != http.MethodPost {
 		return nil, fail(errInvalidAction, "The SQS endpoint accepts only POST requests of the AWS JSON 1.0 protocol.")
 	}
@@ -200,7 +201,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	if !strings.EqualFold(mediaType, jsonContentType) {
 		return nil, fail(errSerialization, "The request's Content-Type must be %s (the AWS JSON 1.0 protocol).", jsonContentType)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
