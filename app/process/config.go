@@ -60,6 +60,11 @@ type Config struct {
 	// APITokens, when set, are the bearer tokens that API requests must present. They
 	// are secrets: never log them.
 	APITokens []string
+	// SQSAddr, when set, is the address of the SQS-compatible endpoint (docs/sqs.md).
+	SQSAddr string
+	// SQSCredentials, when set, are the ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests
+	// must be signed with. They are secrets: never log them.
+	SQSCredentials []string
 
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
@@ -117,6 +122,7 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, 1, "requests served at once, long polls and probes apart; the others get 503")
 		b.int(&c.MaxWaitingRequests, "max-waiting-requests", "RETSU_MAX_WAITING_REQUESTS", 10000, 1, "dequeues waiting for a message at once (long polls); the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
+		b.sqs(c)
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
 	})
@@ -133,6 +139,9 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		return Config{}, &ConfigError{"RETSU_WRITE_TIMEOUT (--write-timeout)", fmt.Sprintf(
 			"must be longer than the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
 			domain.MaxWait, c.RequestTimeout, domain.MaxWait+c.RequestTimeout)}
+	}
+	if err := checkSQS(c.Config); err != nil {
+		return Config{}, err
 	}
 	return c.Config, nil
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // LogValue shows the configuration in logs without its secrets: the passwords of the
-// database and Redis URLs are replaced by xxxxx and the API tokens are only counted. The
+// database and Redis URLs are replaced by xxxxx, and the API tokens and the SQS credentials
+// are only counted. The
 // settings of the API appear only in the configuration of `retsu serve`, the only command
 // that has an address, and those of the cleaners only where they run.
 func (c Config) LogValue() slog.Value {
@@ -35,6 +36,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
 			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
 			slog.Int("api_tokens", len(c.APITokens)),
+			slog.String("sqs_addr", c.SQSAddr),
+			slog.Int("sqs_credentials", len(c.SQSCredentials)),
 			slog.Bool("workers", c.Workers),
 		)
 	}
