@@ -9,7 +9,7 @@ WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 .PHONY: build run test fuzz chaos bench fmt services down clean
 
 # The fuzz targets, each fuzzed for FUZZTIME by `make test`; `make fuzz FUZZTIME=10m` goes on longer.
-FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzEnqueue_AcceptedPayloadRoundTrips
+FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzQuery FuzzEnqueue_AcceptedPayloadRoundTrips FuzzFramer_AgreesWithNetHTTP
 FUZZTIME ?= 5s
 
 build:
