@@ -4,6 +4,7 @@
 //	retsu work              run the cleaners without the API
 //	retsu migrate up|down|version
 //	retsu version
+//	retsu queues|send|receive|ack|extend|release|dead-letters   talk to the API at RETSU_URL
 //
 // Every command takes --help. Settings come from RETSU_* environment variables and flags.
 package main
@@ -28,7 +29,7 @@ commands:
   work      run the expired-message and dead-letter cleaners without the API
   migrate   up | down | version: manage the PostgreSQL schema
   version   print the version
-
+` + clientUsage + `
 Run "retsu <command> --help" for the flags of a command.
 `
 
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout
 	case "version":
 		fmt.Fprintln(stdout, "retsu", version())
 		return nil
+	case "queues", "send", "receive", "ack", "extend", "release", "dead-letters":
+		return runClient(ctx, command, args, lookupEnv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
