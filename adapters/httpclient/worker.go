@@ -157,14 +157,14 @@ func NewWorker(retsu app.Retsu, queueID domain.ID, handle Handler, o WorkerOptio
 	return &Worker{retsu: retsu, queueID: queueID, handle: handle, o: o.withDefaults()}
 }
 
-// Run works until ctx ends, then stops gracefully: it polls no more (a poll in flight has half
-// a second more to answer), gives back at once the messages a poll brought that no
-// handler started, lets the running handlers finish within
-// StopTimeout (then cancels their contexts and waits for them), releases or acknowledges
-// their messages, and sends the acknowledgements it holds. It returns nil after such a stop.
-// It returns an error, after the same stop, when the queue cannot be read at the start or
-// a poll fails for a reason that waiting will not cure (the queue was deleted, the token is
-// refused, …); transient failures are retried with backoff. A Worker runs once.
+// Run works until ctx ends, then stops gracefully: it polls no more (a poll in flight has
+// half a second more to answer), gives back at once the messages a poll brought that no
+// handler started, lets the running handlers finish within StopTimeout (then cancels their
+// contexts and waits for them), releases or acknowledges their messages, and sends the
+// acknowledgements it holds. It returns nil after such a stop. It returns an error, after
+// the same stop, when the queue cannot be read at the start or a poll fails for a reason
+// that waiting will not cure (the queue was deleted, the token is refused, …); transient
+// failures are retried with backoff. A Worker runs once.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.start(ctx); err != nil {
 		return err
