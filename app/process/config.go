@@ -57,6 +57,9 @@ type Config struct {
 	// are secrets: never log them.
 	APITokens []string
 
+	// Dashboard serves the dashboard's pages at /ui/ beside the API.
+	Dashboard bool
+
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
 	// Cleaners configure the expired-message and dead-letter cleaners.
@@ -107,6 +110,7 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, "time allowed for the work of one request")
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, "requests served at once; the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
+		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
 	})

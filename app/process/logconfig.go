@@ -34,6 +34,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("request_timeout", c.RequestTimeout),
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
 			slog.Int("api_tokens", len(c.APITokens)),
+			slog.Bool("dashboard", c.Dashboard),
 			slog.Bool("workers", c.Workers),
 		)
 	}

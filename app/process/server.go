@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/memory"
 	"github.com/retsu/retsu/adapters/prometheus"
@@ -65,6 +66,11 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
 		RequestTimeout:        cfg.RequestTimeout,
 	})
+	if cfg.Dashboard {
+		// In front of the API's middleware: the pages are public, and their calls to the
+		// API carry the token and pass its checks like any other client's.
+		s.handler = dashboard.Mount(s.handler)
+	}
 	if cfg.Workers {
 		s.cleaners = newCleaners(stores, cfg, log, metrics)
 	}
