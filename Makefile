@@ -9,7 +9,9 @@ WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 .PHONY: build run test fuzz chaos bench fmt services down clean
 
 # The fuzz targets, each fuzzed for FUZZTIME by `make test`; `make fuzz FUZZTIME=10m` goes on longer.
-FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzEnqueue_AcceptedPayloadRoundTrips
+FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzQuery FuzzEnqueue_AcceptedPayloadRoundTrips FuzzFramer_AgreesWithNetHTTP
+# The same API targets over the PostgreSQL stores (adapters/postgres/fuzz_test.go).
+POSTGRES_FUZZ_TARGETS := FuzzHandlerOnPostgres FuzzQueryOnPostgres
 FUZZTIME ?= 5s
 
 build:
@@ -23,9 +25,12 @@ test: services
 	$(WITH_ENV) go vet ./... && go test -race -count=1 -parallel 8 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
-fuzz:
+fuzz: services
 	for target in $(FUZZ_TARGETS); do \
 		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./adapters/httpapi/ || exit 1; \
+	done
+	$(WITH_ENV) for target in $(POSTGRES_FUZZ_TARGETS); do \
+		go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./adapters/postgres/ || exit 1; \
 	done
 
 # The chaos scenarios of docs/reliability.md at their long scale, with their figures.

@@ -75,8 +75,6 @@ var (
 	// ErrIdempotencyKeyInUse answers a request whose idempotency key is held by a request
 	// that has not committed yet; retrying it shortly gets that request's answer.
 	ErrIdempotencyKeyInUse = &Error{Code: CodeIdempotencyKeyInUse, Message: "a request with this idempotency key is still in progress; try again shortly"}
-	// ErrShuttingDown answers requests that a stopping instance no longer takes.
-	ErrShuttingDown = &Error{Code: CodeUnavailable, Message: "the server is shutting down; try again shortly"}
 )
 
 // EntryError is the error of one entry of a batch: Index is its position in the request,

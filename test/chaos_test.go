@@ -71,6 +71,7 @@ func TestChaos(t *testing.T) {
 		env.scale.name, env.scale.drain, env.scale.chaosDrain)
 	t.Run("Drain_CrashingConsumers_NothingLostOrDoubled", env.testDrain)
 	t.Run("KilledAndRestarted_No201Lost", env.testKilled)
+	t.Run("SQSWorkers_KilledAndRestarted_NothingLost", env.testSQSWorker)
 	t.Run("PostgreSQLCrashed_503ThenRecoversWithoutRestart", env.testPostgresCrashed)
 	t.Run("BackendsTerminatedEvery200ms_NothingLost", env.testBackendsTerminated)
 	t.Run("RedisStoppedAndFlushed_RequestsKeepSucceeding", env.testRedisLost)

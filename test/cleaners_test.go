@@ -2,13 +2,10 @@ package test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -34,24 +31,9 @@ type cleanerRig struct {
 	logs     *syncBuffer
 }
 
-var schemas atomic.Int64
-
 func newCleanerRig(t *testing.T) *cleanerRig {
 	t.Helper()
-	schema := fmt.Sprintf("cleaners_%d_%d", os.Getpid(), schemas.Add(1))
-	if _, err := db.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	url := databaseURL + "&search_path=" + schema
-	if out, err := exec.Command(binary, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
-		t.Fatalf("migrate %s: %v\n%s", schema, err, out)
-	}
-	pool, err := postgres.OpenPool(t.Context(), url, postgres.PoolOptions{MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	url, pool := newSchema(t)
 	queues := postgres.NewQueueStore(pool)
 	messages := &boundedStore{MessageStore: postgres.NewMessageStore(pool, postgres.MessageStoreOptions{})}
 	return &cleanerRig{
@@ -243,7 +225,7 @@ func TestWork_RunsTheCleanersAlone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	out := &syncBuffer{}
-	cmd := exec.CommandContext(ctx, binary, "work", "--migrate=false", "--cleanup-interval=100ms")
+	cmd := exec.CommandContext(ctx, binary, "work", "--migrate=false", "--cleanup-interval=1s")
 	cmd.Env = append(cmd.Environ(), "RETSU_DATABASE_URL="+r.url)
 	cmd.Stdout, cmd.Stderr = out, out
 	is.NoErr(cmd.Start())

@@ -14,10 +14,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retsu/retsu/adapters/postgres"
 )
 
 // The environment of every test, read by TestMain.
@@ -78,6 +81,30 @@ func runTests(m *testing.M) int {
 	return code
 }
 
+var schemas atomic.Int64
+
+// newSchema creates a schema of its own in the test database, migrated, which the test drops
+// when it ends, and returns the URL that selects it and a pool on it: for tests that lock
+// tables or fill them with backlogs that no other test may see.
+func newSchema(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
+	schema := fmt.Sprintf("schema_%d_%d", os.Getpid(), schemas.Add(1))
+	if _, err := db.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	url := databaseURL + "&search_path=" + schema
+	if out, err := exec.Command(binary, "migrate", "up", "--database-url", url).CombinedOutput(); err != nil {
+		t.Fatalf("migrate %s: %v\n%s", schema, err, out)
+	}
+	pool, err := postgres.OpenPool(t.Context(), url, postgres.PoolOptions{MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return url, pool
+}
+
 // closedAddress returns a loopback address where nothing listens, for a service that is
 // down (see freePort for why its port is below the ephemeral range).
 func closedAddress(t *testing.T) string {
@@ -123,11 +150,7 @@ func (c *client) do(method, path string, body any) response {
 	c.t.Helper()
 	var reader io.Reader
 	if body != nil {
-		encoded, err := json.Marshal(body)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		reader = bytes.NewReader(encoded)
+		reader = jsonBody(c.t, body)
 	}
 	req, err := http.NewRequest(method, c.base+path, reader)
 	if err != nil {
@@ -136,14 +159,30 @@ func (c *client) do(method, path string, body any) response {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return c.send(req)
+}
+
+// jsonBody returns body encoded as JSON.
+func jsonBody(t *testing.T, body any) io.Reader {
+	t.Helper()
+	encoded, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(encoded)
+}
+
+// send sends req and reads the answer.
+func (c *client) send(req *http.Request) response {
+	c.t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", method, path, err)
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		c.t.Fatalf("%s %s: read answer: %v", method, path, err)
+		c.t.Fatalf("%s %s: read answer: %v", req.Method, req.URL.Path, err)
 	}
 	return response{Status: res.StatusCode, Header: res.Header, Body: data}
 }

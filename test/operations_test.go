@@ -127,7 +127,7 @@ func TestOperations_CleanersShowInMetrics(t *testing.T) {
 	is.NoErr(err)
 
 	c := startServer(t, "RETSU_DATABASE_URL="+r.url, "RETSU_WORKERS=true",
-		"RETSU_CLEANUP_INTERVAL=200ms", "RETSU_DEAD_LETTER_RETENTION=1m").client(t)
+		"RETSU_CLEANUP_INTERVAL=1s", "RETSU_DEAD_LETTER_RETENTION=1m").client(t)
 
 	var f prometheustest.Families
 	deadline := time.Now().Add(10 * time.Second)

@@ -31,6 +31,164 @@ func toQueueJSON(q domain.Queue) queueJSON {
 	}
 }
 
+// queueListJSON is the answer of GET /v1/queues.
+type queueListJSON struct {
+	Queues []queueJSON `json:"queues"`
+}
+
+func toQueueListJSON(queues []domain.Queue) queueListJSON {
+	page := queueListJSON{Queues: make([]queueJSON, 0, len(queues))}
+	for _, q := range queues {
+		page.Queues = append(page.Queues, toQueueJSON(q))
+	}
+	return page
+}
+
+// enqueuedJSON and batchEnqueuedJSON are the answers of an enqueue and of a batch enqueue.
+type (
+	enqueuedJSON struct {
+		ID domain.ID `json:"id"`
+	}
+	batchEnqueuedJSON struct {
+		IDs []domain.ID `json:"ids"`
+	}
+)
+
+// messageJSON is a delivered message as the API shows it.
+type messageJSON struct {
+	ID               domain.ID `json:"id"`
+	Payload          string    `json:"payload"`
+	Priority         string    `json:"priority"`
+	ReceiptHandle    domain.ID `json:"receipt_handle"`
+	DeliveryAttempts int       `json:"delivery_attempts"`
+}
+
+func toMessageJSON(d domain.Delivery) messageJSON {
+	return messageJSON{d.MessageID, d.Payload, d.Priority.String(), d.ReceiptHandle, d.DeliveryAttempts}
+}
+
+// messageListJSON is the answer of a batch dequeue.
+type messageListJSON struct {
+	Messages []messageJSON `json:"messages"`
+}
+
+func toMessageListJSON(deliveries []domain.Delivery) messageListJSON {
+	list := messageListJSON{Messages: make([]messageJSON, 0, len(deliveries))}
+	for _, d := range deliveries {
+		list.Messages = append(list.Messages, toMessageJSON(d))
+	}
+	return list
+}
+
+// acknowledgedJSON is the answer of a batch acknowledgement, one result per entry.
+type acknowledgedJSON struct {
+	Results []acknowledgementJSON `json:"results"`
+}
+
+type acknowledgementJSON struct {
+	ID           domain.ID `json:"id"`
+	Acknowledged bool      `json:"acknowledged"`
+}
+
+func toAcknowledgedJSON(receipts []domain.Receipt, removed []bool) acknowledgedJSON {
+	answer := acknowledgedJSON{Results: make([]acknowledgementJSON, len(receipts))}
+	for i, r := range receipts {
+		answer.Results[i] = acknowledgementJSON{ID: r.MessageID, Acknowledged: i < len(removed) && removed[i]}
+	}
+	return answer
+}
+
+// deadLetterJSON is a dead letter as the API shows it.
+type deadLetterJSON struct {
+	ID               domain.ID `json:"id"`
+	Payload          string    `json:"payload"`
+	Priority         string    `json:"priority"`
+	DeliveryAttempts int       `json:"delivery_attempts"`
+	EnqueuedAt       string    `json:"enqueued_at"`
+	DeadLetteredAt   string    `json:"dead_lettered_at"`
+}
+
+func toDeadLetterJSON(d domain.DeadLetter) deadLetterJSON {
+	return deadLetterJSON{
+		ID:               d.MessageID,
+		Payload:          d.Payload,
+		Priority:         d.Priority.String(),
+		DeliveryAttempts: d.DeliveryAttempts,
+		EnqueuedAt:       formatTime(d.EnqueuedAt),
+		DeadLetteredAt:   formatTime(d.DeadLetteredAt),
+	}
+}
+
+// deadLetterListJSON is the answer of GET /v1/queues/{queue_id}/dead-letters.
+type deadLetterListJSON struct {
+	DeadLetters []deadLetterJSON `json:"dead_letters"`
+}
+
+func toDeadLetterListJSON(letters []domain.DeadLetter) deadLetterListJSON {
+	page := deadLetterListJSON{DeadLetters: make([]deadLetterJSON, 0, len(letters))}
+	for _, d := range letters {
+		page.DeadLetters = append(page.DeadLetters, toDeadLetterJSON(d))
+	}
+	return page
+}
+
+// deletedJSON counts what a purge or a deletion of dead letters removed.
+type deletedJSON struct {
+	Deleted int `json:"deleted"`
+}
+
+// redrivenJSON lists the dead letters a redrive moved.
+type redrivenJSON struct {
+	Redriven []domain.ID `json:"redriven"`
+}
+
+// nonNil returns ids, or an empty slice for nil, so that the answer holds [] rather than
+// null.
+func nonNil(ids []domain.ID) []domain.ID {
+	if ids == nil {
+		return []domain.ID{}
+	}
+	return ids
+}
+
+// timeLayout is RFC 3339 in UTC with microseconds, always six digits, so that answers sort
+// and compare as text: 2026-12-01T20:59:52.123456Z.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// formatTime spells t in timeLayout, truncated to the microsecond, PostgreSQL's precision.
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// priorityStatsJSON counts the messages of one priority of a queue.
+type priorityStatsJSON struct {
+	Priority              string `json:"priority"`
+	Ready                 int64  `json:"ready"`
+	Delayed               int64  `json:"delayed"`
+	InFlight              int64  `json:"in_flight"`
+	DeadLettered          int64  `json:"dead_lettered"`
+	OldestReadyAgeSeconds int64  `json:"oldest_ready_age_seconds"`
+}
+
+// queueStatsJSON is the answer of GET /v1/queues/{queue_id}/stats.
+type queueStatsJSON struct {
+	QueueID    domain.ID           `json:"queue_id"`
+	Priorities []priorityStatsJSON `json:"priorities"`
+}
+
+func toQueueStatsJSON(queueID domain.ID, stats domain.QueueStats) queueStatsJSON {
+	answer := queueStatsJSON{QueueID: queueID, Priorities: make([]priorityStatsJSON, 0, len(stats.Priorities))}
+	for _, p := range stats.Priorities {
+		answer.Priorities = append(answer.Priorities, priorityStatsJSON{
+			Priority:              p.Priority.String(),
+			Ready:                 p.Ready,
+			Delayed:               p.Delayed,
+			InFlight:              p.InFlight,
+			DeadLettered:          p.DeadLettered,
+			OldestReadyAgeSeconds: int64(p.OldestReadyAge / time.Second),
+		})
+	}
+	return answer
+}
+
 // writeJSON answers v as JSON with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
 	var body bytes.Buffer

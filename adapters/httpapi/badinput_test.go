@@ -26,6 +26,13 @@ const (
 	messagesTarget    = "/v1/queues/{queue}/messages"
 	dequeueTarget     = "/v1/queues/{queue}/messages/dequeue"
 	acknowledgeTarget = "/v1/queues/{queue}/messages/" + unknownID + "/acknowledge"
+	batchTarget       = "/v1/queues/{queue}/messages/batch"
+	dequeueBatch      = "/v1/queues/{queue}/messages/dequeue/batch"
+	ackBatchTarget    = "/v1/queues/{queue}/messages/acknowledge/batch"
+	extendTarget      = "/v1/queues/{queue}/messages/" + unknownID + "/extend"
+	releaseTarget     = "/v1/queues/{queue}/messages/" + unknownID + "/release"
+	deadLetterTarget  = "/v1/queues/{queue}/dead-letters"
+	redriveTarget     = "/v1/queues/{queue}/dead-letters/redrive"
 )
 
 // badRequests gathers in one table the malformed requests of CONTRACT.md and more, each with
@@ -82,7 +89,7 @@ var badRequests = []badRequest{
 	{"priority as a number", http.MethodPost, messagesTarget, jsonType, `{"payload":"a","priority":3}`, false, 400, "invalid_json"},
 	{"ttl as a boolean", http.MethodPost, messagesTarget, jsonType, `{"payload":"a","priority":"LOW","ttl_seconds":true}`, false, 400, "invalid_json"},
 	{"receipt handle as null", http.MethodPost, acknowledgeTarget, jsonType, `{"receipt_handle":null}`, false, 400, "invalid_json"},
-	{"dequeue body with a member", http.MethodPost, dequeueTarget, jsonType, `{"wait_seconds":5}`, false, 400, "invalid_json"},
+	{"dequeue body with an unknown member", http.MethodPost, dequeueTarget, jsonType, `{"wait":5}`, false, 400, "invalid_json"},
 
 	// Values of the right type out of their range.
 	{"name of 65 characters", http.MethodPost, "/v1/queues", jsonType, `{"name":"` + strings.Repeat("q", 65) + `"}`, false, 400, "invalid_queue_name"},
@@ -117,14 +124,41 @@ var badRequests = []badRequest{
 	{"chunked body of 1 MiB + 1", http.MethodPost, messagesTarget, jsonType, `{"payload":"` + strings.Repeat("a", 1<<20) + `","priority":"LOW"}`, true, 413, "payload_too_large"},
 	{"chunked garbage over 1 MiB", http.MethodPatch, queueTarget, jsonType, strings.Repeat("\xff", 1<<20+1), true, 413, "payload_too_large"},
 
+	// The routes of Part 2: batches, waits, leases and dead letters.
+	{"batch with messages twice", http.MethodPost, batchTarget, jsonType, `{"messages":[{"payload":"a","priority":"LOW"}],"messages":[]}`, false, 400, "invalid_json"},
+	{"batch of a single message", http.MethodPost, batchTarget, jsonType, `{"payload":"a","priority":"LOW"}`, false, 400, "invalid_json"},
+	{"batch with invalid UTF-8 in an entry", http.MethodPost, batchTarget, jsonType, "{\"messages\":[{\"payload\":\"\xc3\x28\",\"priority\":\"LOW\"}]}", false, 400, "invalid_json"},
+	{"batch with entries nested deeply", http.MethodPost, batchTarget, jsonType, `{"messages":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, false, 400, "invalid_json"},
+	{"batch of no entries", http.MethodPost, batchTarget, jsonType, `{"messages":[]}`, false, 400, "invalid_batch_size"},
+	{"chunked batch over 1 MiB", http.MethodPost, batchTarget, jsonType, `{"messages":[` + strings.Repeat(`{"payload":"a","priority":"LOW"},`, 40000) + `]}`, true, 413, "payload_too_large"},
+	{"wait beyond 20 s", http.MethodPost, dequeueTarget, jsonType, `{"wait_seconds":21}`, false, 400, "invalid_wait"},
+	{"wait of a huge exponent", http.MethodPost, dequeueBatch, jsonType, `{"wait_seconds":1e99999999999999999999}`, false, 400, "invalid_wait"},
+	{"batch dequeue of none", http.MethodPost, dequeueBatch, jsonType, `{"max_messages":0}`, false, 400, "invalid_max_messages"},
+	{"batch dequeue with a stranger", http.MethodPost, dequeueBatch, jsonType, `{"max_messages":1,"visibility_timeout_seconds":5}`, false, 400, "invalid_json"},
+	{"acknowledgement batch of none", http.MethodPost, ackBatchTarget, jsonType, `{"messages":[]}`, false, 400, "invalid_batch_size"},
+	{"extend without a timeout", http.MethodPost, extendTarget, jsonType, `{"receipt_handle":"` + unknownID + `"}`, false, 400, "invalid_json"},
+	{"extend past 12 hours", http.MethodPost, extendTarget, jsonType, `{"receipt_handle":"` + unknownID + `","visibility_timeout_seconds":43201}`, false, 400, "invalid_visibility_timeout"},
+	{"extend of no lease", http.MethodPost, extendTarget, jsonType, `{"receipt_handle":"` + unknownID + `","visibility_timeout_seconds":60}`, false, 409, "lease_lost"},
+	{"release with a negative delay", http.MethodPost, releaseTarget, jsonType, `{"receipt_handle":"` + unknownID + `","delay_seconds":-1}`, false, 400, "invalid_delay"},
+	{"release of no lease", http.MethodPost, releaseTarget, jsonType, `{"receipt_handle":"` + unknownID + `"}`, false, 409, "lease_lost"},
+	{"redrive with ids and limit", http.MethodPost, redriveTarget, jsonType, `{"ids":[],"limit":1}`, false, 400, "invalid_json"},
+	{"redrive of no limit", http.MethodPost, redriveTarget, jsonType, `{"limit":0}`, false, 400, "invalid_batch_size"},
+	{"dead letters after a name", http.MethodGet, deadLetterTarget + "?after=emails", "", "", false, 400, "invalid_query"},
+	{"dead letters with a limit of 0", http.MethodGet, deadLetterTarget + "?limit=0", "", "", false, 400, "invalid_query"},
+	{"a dead letter that is not", http.MethodGet, deadLetterTarget + "/" + unknownID, "", "", false, 404, "dead_letter_not_found"},
+	{"dead letter ID as a URN", http.MethodDelete, deadLetterTarget + "/urn:uuid:" + unknownID, "", "", false, 400, "invalid_path"},
+
 	// Routes and methods.
 	{"unknown route", http.MethodGet, "/v1/topics", "", "", false, 404, "not_found"},
 	{"unknown action", http.MethodPost, "/v1/queues/{queue}/messages/" + unknownID + "/ack", "", "", false, 404, "not_found"},
 	{"trailing slash", http.MethodPost, dequeueTarget + "/", "", "", false, 404, "not_found"},
 	{"encoded slash inside an ID", http.MethodGet, "/v1/queues/{queue}%2Fmessages", "", "", false, 400, "invalid_path"},
 	{"method in lowercase", "get", "/v1/queues", "", "", false, 405, "method_not_allowed"},
-	{"DELETE of a queue", http.MethodDelete, queueTarget, "", "", false, 405, "method_not_allowed"},
+	{"PUT of a queue", http.MethodPut, queueTarget, "", "", false, 405, "method_not_allowed"},
 	{"HEAD of dequeue", http.MethodHead, dequeueTarget, "", "", false, 405, "method_not_allowed"},
+	{"GET of a batch", http.MethodGet, batchTarget, "", "", false, 405, "method_not_allowed"},
+	{"PATCH of the dead letters", http.MethodPatch, deadLetterTarget, jsonType, `{}`, false, 405, "method_not_allowed"},
+	{"trailing slash after batch", http.MethodPost, batchTarget + "/", jsonType, `{}`, false, 404, "not_found"},
 	{"TRACE", http.MethodTrace, "/v1/queues", "", "", false, 405, "method_not_allowed"},
 }
 

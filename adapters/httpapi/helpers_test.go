@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/retsu/retsu/adapters/memory"
 	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // unknownID is a canonical UUID that names no queue or message.
@@ -33,18 +36,63 @@ type client struct {
 	handler http.Handler
 	// clock is the memory stores' time, which tests move past visibility timeouts.
 	clock *memory.ManualClock
+	// svc is the service behind the handler, which tests close to end the waits.
+	svc *app.Service
+	// timers counts the timers of the service, the waits' among them.
+	timers *timerLog
 }
 
 // setup returns a client of a fresh API over empty memory adapters.
 func setup(t *testing.T) *client {
 	t.Helper()
+	return setupWith(t, httpapi.Options{})
+}
+
+// setupWith is setup with the handler options o.
+func setupWith(t *testing.T, o httpapi.Options) *client {
+	t.Helper()
 	clock := memory.NewManualClock(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	svc := app.NewService(app.Ports{
-		Queues:   memory.NewQueueStore(memory.QueueStoreOptions{}),
-		Messages: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock}),
+	timers := &timerLog{ManualClock: clock, set: map[time.Duration]int{}}
+	svc := newService(clock, timers)
+	t.Cleanup(svc.Close)
+	return &client{t: t, handler: httpapi.NewHandler(svc, o), clock: clock, svc: svc, timers: timers}
+}
+
+// timerLog is the service's clock: the stores' manual clock, counting the timers the
+// service sets by their duration, so that a test knows when a waiting dequeue has set the
+// timer of its wait and moving the clock past it ends the wait.
+type timerLog struct {
+	*memory.ManualClock
+	mu  sync.Mutex
+	set map[time.Duration]int
+}
+
+func (c *timerLog) AfterFunc(d time.Duration, f func()) func() bool {
+	stop := c.ManualClock.AfterFunc(d, f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set[d]++
+	return stop
+}
+
+// count returns how many timers of d were set.
+func (c *timerLog) count(d time.Duration) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.set[d]
+}
+
+// newService returns a service over fresh memory stores on clock, whose message store
+// honours the queue store's deletions. The service times its waits on serviceClock, which
+// moves with clock: a test that dequeues with wait_seconds advances it.
+func newService(clock *memory.ManualClock, serviceClock ports.Clock) *app.Service {
+	queues := memory.NewQueueStore(memory.QueueStoreOptions{Clock: clock})
+	return app.NewService(app.Ports{
+		Queues:   queues,
+		Messages: memory.NewMessageStore(memory.MessageStoreOptions{Clock: clock, Queues: queues}),
 		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{Clock: clock}),
+		Clock:    serviceClock,
 	}, app.Options{})
-	return &client{t: t, handler: httpapi.NewHandler(svc, httpapi.Options{}), clock: clock}
 }
 
 // newRequest returns a request whose body keeps its length (Content-Length is set); an
@@ -167,12 +215,53 @@ func (c *client) acknowledge(queueID, messageID, receiptHandle string) {
 	is.Equal(res.StatusCode, http.StatusNoContent) // acknowledge answers 204
 }
 
-func queuePath(queueID string) string    { return "/v1/queues/" + queueID }
-func messagesPath(queueID string) string { return queuePath(queueID) + "/messages" }
-func dequeuePath(queueID string) string  { return messagesPath(queueID) + "/dequeue" }
-func statsPath(queueID string) string    { return queuePath(queueID) + "/stats" }
+// enqueueBody enqueues a message from a whole request body and returns its ID.
+func (c *client) enqueueBody(queueID, body string) string {
+	c.t.Helper()
+	is := is.New(c.t)
+	res := c.do(http.MethodPost, messagesPath(queueID), body)
+	is.Equal(res.StatusCode, http.StatusCreated) // the message is enqueued
+	var created struct {
+		ID string `json:"id"`
+	}
+	is.NoErr(json.Unmarshal(readAll(c.t, res), &created)) // the answer is JSON
+	return created.ID
+}
+
+// deadLetter enqueues a message on a queue whose messages have one attempt, lets its only
+// delivery end, and dequeues again, which moves it to the dead letters; it returns the ID.
+func (c *client) deadLetter(queueID, payload string) string {
+	c.t.Helper()
+	is := is.New(c.t)
+	id := c.enqueue(queueID, payload, "MEDIUM")
+	m, ok := c.dequeue(queueID)
+	is.True(ok && m.ID == id) // the message is delivered once
+	c.clock.Advance(time.Hour)
+	_, ok = c.dequeue(queueID)
+	is.True(!ok) // the next dequeue moves it to the dead letters and finds nothing else
+	return id
+}
+
+func queuePath(queueID string) string            { return "/v1/queues/" + queueID }
+func messagesPath(queueID string) string         { return queuePath(queueID) + "/messages" }
+func batchPath(queueID string) string            { return messagesPath(queueID) + "/batch" }
+func dequeuePath(queueID string) string          { return messagesPath(queueID) + "/dequeue" }
+func dequeueBatchPath(queueID string) string     { return dequeuePath(queueID) + "/batch" }
+func acknowledgeBatchPath(queueID string) string { return messagesPath(queueID) + "/acknowledge/batch" }
+func statsPath(queueID string) string            { return queuePath(queueID) + "/stats" }
+func deadLettersPath(queueID string) string      { return queuePath(queueID) + "/dead-letters" }
+func redrivePath(queueID string) string          { return deadLettersPath(queueID) + "/redrive" }
+func deadLetterPath(queueID, messageID string) string {
+	return deadLettersPath(queueID) + "/" + messageID
+}
 func acknowledgePath(queueID, messageID string) string {
 	return messagesPath(queueID) + "/" + messageID + "/acknowledge"
+}
+func extendPath(queueID, messageID string) string {
+	return messagesPath(queueID) + "/" + messageID + "/extend"
+}
+func releasePath(queueID, messageID string) string {
+	return messagesPath(queueID) + "/" + messageID + "/release"
 }
 
 // quote returns s as a JSON string.
@@ -246,6 +335,25 @@ func assertProblem(t *testing.T, res *http.Response, status int, code string) {
 	is.True(strings.TrimSpace(p.Detail) != "")       // detail is a human sentence
 }
 
+// assertPointedProblem is assertProblem for the error of one entry of a batch: the problem
+// has the pointer member besides the five, a JSON Pointer into the request body.
+func assertPointedProblem(t *testing.T, res *http.Response, status int, code, pointer string) {
+	t.Helper()
+	is := is.New(t)
+	body := readAll(t, res)
+	is.Equal(membersOf(t, body), []string{"code", "detail", "pointer", "status", "title", "type"}) // the five members and the pointer
+	var p struct{ Pointer string }
+	is.NoErr(json.Unmarshal(body, &p))
+	is.Equal(p.Pointer, pointer) // the pointer names the entry's member at fault
+	var rest map[string]json.RawMessage
+	is.NoErr(json.Unmarshal(body, &rest))
+	delete(rest, "pointer")
+	others, err := json.Marshal(rest)
+	is.NoErr(err)
+	res.Body = readCloser(string(others))
+	assertProblem(t, res, status, code)
+}
+
 // jsonUnmarshalStrict decodes body into v, refusing members v does not have.
 func jsonUnmarshalStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -255,3 +363,24 @@ func jsonUnmarshalStrict(body []byte, v any) error {
 
 // readCloser returns body as a response body again, once a test has read it.
 func readCloser(body string) io.ReadCloser { return io.NopCloser(strings.NewReader(body)) }
+
+// syncBuffer is a buffer that a logger may write to while a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newTextLogger returns a logger of info level and above to w.
+func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -192,7 +192,7 @@ func TestEnqueue_PayloadRefusals_AreInvalidJSON(t *testing.T) {
 		"truncated UTF-8":          "{\"payload\":\"\xc3\",\"priority\":\"LOW\"}",
 		"duplicate payload":        `{"payload":"a","payload":"b","priority":"LOW"}`,
 		"duplicate priority":       `{"payload":"a","priority":"LOW","priority":"HIGH"}`,
-		"unknown field":            `{"payload":"a","priority":"LOW","delay_seconds":5}`,
+		"unknown field":            `{"payload":"a","priority":"LOW","delay":5}`,
 		"field name in other case": `{"Payload":"a","priority":"LOW"}`,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -11,9 +11,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"time"
-
-	"github.com/retsu/retsu/domain"
 )
 
 // openPaths answer without a token: probes must work before anyone holds one.
@@ -59,36 +56,39 @@ func bearerToken(r *http.Request) string {
 	return header[len(scheme):]
 }
 
-// limitConcurrency answers 503 with Retry-After, without doing the work, to requests that
-// arrive while max requests are already being served, so that a burst cannot exhaust the
-// instance's memory or its database connections' queue.
-func limitConcurrency(max int, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+// limitHeaders answers 431 headers_too_large, and closes the connection, when the request
+// line and headers of r take more than max bytes, counted as they travelled (each header
+// line with its colon, space and line break). Zero means no bound. net/http refuses larger
+// headers by itself, with a plain-text 431, at the bound NewServer gives it, which is
+// higher than max so that clients get this problem instead.
+func limitHeaders(max int, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	if max <= 0 {
 		return next
 	}
-	slots := make(chan struct{}, max)
-	busy := requestError(domain.CodeUnavailable, "the server is at its limit of concurrent requests; try again shortly")
+	tooLarge := requestError(codeHeadersTooLarge, fmt.Sprintf("the request line and headers are larger than %d bytes", max))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		default:
-			fail(w, r, busy)
+		if headerBytes(r) > max {
+			w.Header().Set("Connection", "close")
+			fail(w, r, tooLarge)
+			return
 		}
+		next.ServeHTTP(w, r)
 	})
 }
 
-// withTimeout ends the request's context after d.
-func withTimeout(d time.Duration, next http.Handler) http.Handler {
-	if d <= 0 {
-		return next
+// headerBytes returns the size of the request line and headers of r as they travelled,
+// Host included (net/http takes it out of the header map).
+func headerBytes(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + len("\r\n")
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + len("\r\n")
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
-	})
+	for name, values := range r.Header {
+		for _, value := range values {
+			n += len(name) + len(": ") + len(value) + len("\r\n")
+		}
+	}
+	return n + len("\r\n")
 }
 
 // recoverPanics answers 500 internal_error when a handler panics, and logs the panic with

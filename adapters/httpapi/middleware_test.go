@@ -13,6 +13,7 @@ import (
 	"github.com/matryer/is"
 
 	"github.com/retsu/retsu/adapters/httpapi"
+	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
 )
 
@@ -82,10 +83,10 @@ type blockingService struct {
 	release chan struct{}
 }
 
-func (s blockingService) Dequeue(context.Context, domain.ID) (domain.Delivery, bool, error) {
+func (s blockingService) DequeueMessages(context.Context, app.DequeueParams) ([]domain.Delivery, error) {
 	s.entered <- struct{}{}
 	<-s.release
-	return domain.Delivery{}, false, nil
+	return nil, nil
 }
 
 func TestConcurrencyLimit_PastTheCap_IsServiceUnavailableWithRetryAfter(t *testing.T) {
@@ -115,7 +116,7 @@ func TestConcurrencyLimit_PastTheCap_IsServiceUnavailableWithRetryAfter(t *testi
 // panickingService panics on every dequeue.
 type panickingService struct{ stubService }
 
-func (panickingService) Dequeue(context.Context, domain.ID) (domain.Delivery, bool, error) {
+func (panickingService) DequeueMessages(context.Context, app.DequeueParams) ([]domain.Delivery, error) {
 	panic("nil map write in the service")
 }
 
@@ -154,9 +155,9 @@ func TestRequestID_EchoedOrMade(t *testing.T) {
 // hangingService holds every dequeue until its context ends.
 type hangingService struct{ stubService }
 
-func (hangingService) Dequeue(ctx context.Context, _ domain.ID) (domain.Delivery, bool, error) {
+func (hangingService) DequeueMessages(ctx context.Context, _ app.DequeueParams) ([]domain.Delivery, error) {
 	<-ctx.Done()
-	return domain.Delivery{}, false, fmt.Errorf("waiting for the database: %w", ctx.Err())
+	return nil, fmt.Errorf("waiting for the database: %w", ctx.Err())
 }
 
 func TestRequestTimeout_EndsTheWorkWithServiceUnavailable(t *testing.T) {

@@ -3,25 +3,9 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/retsu/retsu/domain"
 )
-
-// priorityStatsJSON counts the messages of one priority of a queue.
-type priorityStatsJSON struct {
-	Priority              string `json:"priority"`
-	Ready                 int64  `json:"ready"`
-	InFlight              int64  `json:"in_flight"`
-	DeadLettered          int64  `json:"dead_lettered"`
-	OldestReadyAgeSeconds int64  `json:"oldest_ready_age_seconds"`
-}
-
-// queueStatsJSON is the answer of GET /v1/queues/{queue_id}/stats.
-type queueStatsJSON struct {
-	QueueID    domain.ID           `json:"queue_id"`
-	Priorities []priorityStatsJSON `json:"priorities"`
-}
 
 // queueStats answers GET /v1/queues/{queue_id}/stats.
 func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
@@ -33,17 +17,30 @@ func (a *api) queueStats(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	answer := queueStatsJSON{QueueID: queueID, Priorities: make([]priorityStatsJSON, 0, len(stats.Priorities))}
-	for _, p := range stats.Priorities {
-		answer.Priorities = append(answer.Priorities, priorityStatsJSON{
-			Priority:              p.Priority.String(),
-			Ready:                 p.Ready,
-			InFlight:              p.InFlight,
-			DeadLettered:          p.DeadLettered,
-			OldestReadyAgeSeconds: int64(p.OldestReadyAge / time.Second),
-		})
+	return writeJSON(w, http.StatusOK, toQueueStatsJSON(queueID, stats))
+}
+
+// healthz answers GET /healthz: the process is alive.
+func (a *api) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers GET /readyz: the instance is ready when it can reach PostgreSQL. Redis'
+// state is reported too, but without Redis requests read queue details from PostgreSQL, so
+// it does not decide readiness.
+func (a *api) readyz(w http.ResponseWriter, r *http.Request) error {
+	postgres := stateNotConfigured
+	if a.ready != nil {
+		if err := a.ready(r.Context()); err != nil {
+			return domain.Unavailable(err)
+		}
+		postgres = stateUp
 	}
-	return writeJSON(w, http.StatusOK, answer)
+	return writeJSON(w, http.StatusOK, map[string]string{
+		"status":   "ready",
+		"postgres": postgres,
+		"redis":    probe(r.Context(), a.cacheReady),
+	})
 }
 
 // serveMetrics answers GET /metrics.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/httpapi"
 )
 
 func TestCreateQueue_DefaultsApply(t *testing.T) {
@@ -340,6 +342,39 @@ func TestListQueues_BadQuery_IsInvalidQuery(t *testing.T) {
 			assertProblem(t, res, http.StatusBadRequest, "invalid_query")
 		})
 	}
+}
+
+func TestListQueues_CursorThatIsNotText_IsInvalidQuery(t *testing.T) {
+	t.Parallel()
+	for _, query := range []string{
+		"?after=%FF", "?after=%00", "?after=a%00b", "?after=%C3%28", "?after=%ED%A0%80", "?after=%C0%AF",
+		"?after=%F4%90%80%80", "?name=%FF", "?after=%", "?after=%F", "?after=%G0", "?after=%FF&limit=2",
+	} {
+		for name, handler := range map[string]func(t *testing.T) http.Handler{
+			"memory stores":                   func(t *testing.T) http.Handler { return setup(t).handler },
+			"a service that takes any cursor": func(*testing.T) http.Handler { return httpapi.NewHandler(stubService{}, httpapi.Options{}) },
+		} {
+			t.Run(query+" over "+name, func(t *testing.T) {
+				t.Parallel()
+
+				res := serve(handler(t), newRequest(http.MethodGet, "/v1/queues"+query, "", ""))
+
+				assertProblem(t, res, http.StatusBadRequest, "invalid_query")
+			})
+		}
+	}
+}
+
+func TestListQueues_CursorOfAnyValidText_IsAccepted(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setup(t)
+	c.createQueueNamed("emails")
+
+	for _, query := range []string{"?after=%C3%A9", "?after=%F0%9F%98%80", "?after=%EF%BF%BD", "?after=+", "?after=" + strings.Repeat("z", 1024)} {
+		is.Equal(c.do(http.MethodGet, "/v1/queues"+query, "").StatusCode, http.StatusOK) // UTF-8 text of up to 1,024 bytes is a cursor
+	}
+	assertProblem(t, c.do(http.MethodGet, "/v1/queues?after="+strings.Repeat("z", 1025), ""), http.StatusBadRequest, "invalid_query")
 }
 
 // names returns the names of a listing, checking each queue's members.

@@ -25,6 +25,12 @@ var bodyRoutes = []bodyRoute{
 	{"enqueue", http.MethodPost, messagesPath, `{"payload":"a","priority":"LOW"}`, http.StatusCreated},
 	{"dequeue", http.MethodPost, dequeuePath, `{}`, http.StatusNoContent},
 	{"acknowledge", http.MethodPost, func(queueID string) string { return acknowledgePath(queueID, unknownID) }, `{"receipt_handle":"` + unknownID + `"}`, http.StatusNoContent},
+	{"enqueue batch", http.MethodPost, batchPath, `{"messages":[{"payload":"a","priority":"LOW"}]}`, http.StatusCreated},
+	{"dequeue batch", http.MethodPost, dequeueBatchPath, `{"max_messages":5}`, http.StatusOK},
+	{"acknowledge batch", http.MethodPost, acknowledgeBatchPath, `{"messages":[{"id":"` + unknownID + `","receipt_handle":"` + unknownID + `"}]}`, http.StatusOK},
+	{"extend", http.MethodPost, func(queueID string) string { return extendPath(queueID, unknownID) }, `{"receipt_handle":"` + unknownID + `","visibility_timeout_seconds":60}`, http.StatusConflict},
+	{"release", http.MethodPost, func(queueID string) string { return releasePath(queueID, unknownID) }, `{"receipt_handle":"` + unknownID + `"}`, http.StatusConflict},
+	{"redrive", http.MethodPost, redrivePath, `{"limit":1}`, http.StatusOK},
 }
 
 func TestContentType_NotJSON_IsUnsupportedMediaType(t *testing.T) {
@@ -248,8 +254,8 @@ func TestJSONShape_NotASingleObject_IsInvalidJSON(t *testing.T) {
 func TestJSONShape_EmptyBody_IsInvalidJSON(t *testing.T) {
 	t.Parallel()
 	for _, route := range bodyRoutes {
-		if route.name == "dequeue" {
-			continue // dequeue needs no body
+		if strings.HasPrefix(route.name, "dequeue") {
+			continue // dequeues need no body
 		}
 		t.Run(route.name, func(t *testing.T) {
 			t.Parallel()

@@ -10,27 +10,14 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
-	"github.com/retsu/retsu/ports"
 )
-
-// Service is what the API needs from Retsu's core; *app.Service implements it. Its errors
-// carry the codes of package domain.
-type Service interface {
-	CreateQueue(ctx context.Context, n domain.NewQueue) (domain.Queue, error)
-	Queue(ctx context.Context, id domain.ID) (domain.Queue, error)
-	ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error)
-	UpdateQueue(ctx context.Context, id domain.ID, u domain.SettingsUpdate) (domain.Queue, error)
-	Enqueue(ctx context.Context, queueID domain.ID, n domain.NewMessage) (domain.ID, error)
-	Dequeue(ctx context.Context, queueID domain.ID) (domain.Delivery, bool, error)
-	Acknowledge(ctx context.Context, queueID, messageID, receiptHandle domain.ID) error
-	Stats(ctx context.Context, queueID domain.ID) (domain.QueueStats, error)
-}
 
 // Options configure the API handler.
 type Options struct {
-	// Logger receives the errors behind 5xx answers, and a line per request at debug
-	// level; nil discards them.
+	// Logger receives the errors behind 5xx answers, warnings about requests that ran out of
+	// their time, and a line per request at debug level; nil discards them.
 	Logger *slog.Logger
 	// Ready reports whether PostgreSQL answers, for /readyz; nil means that the instance
 	// has no database to wait for (the memory store) and is always ready.
@@ -48,39 +35,65 @@ type Options struct {
 	// and /readyz stay open.
 	APITokens []string
 	// MaxConcurrentRequests caps the requests served at once; past it, requests get 503
-	// with Retry-After. Zero means no cap.
+	// with Retry-After. A request counts from the moment its body has been read to its
+	// answer; the probes and /metrics never count, nor do dequeues that may wait. Zero
+	// means no cap.
 	MaxConcurrentRequests int
+	// MaxWaitingRequests caps the dequeues with wait_seconds above 0 (long polls) served at
+	// once, which the cap above leaves out; past it, they get 503 with Retry-After. Zero
+	// means no cap.
+	MaxWaitingRequests int
 	// RequestTimeout bounds the work of one request: its context ends then, so that a
-	// hung database answers 503 instead of holding the request. Zero means no bound.
+	// hung database answers 503 instead of holding the request. A long poll has its wait
+	// on top. Zero means no bound.
 	RequestTimeout time.Duration
+	// MaxHeaderBytes, when above zero, bounds the size of a request's line and headers:
+	// past it, 431 headers_too_large. NewServer gives net/http a larger bound (see
+	// ServerOptions.MaxHeaderBytes), so that this answer, not net/http's plain text, is the
+	// one clients get.
+	MaxHeaderBytes int
 }
 
 // api holds what the handlers share.
 type api struct {
-	svc        Service
+	svc        app.Retsu
 	log        *slog.Logger
+	problems   *problemWriter
 	ready      func(ctx context.Context) error
 	cacheReady func(ctx context.Context) error
 	metrics    http.Handler
+	// serving and waiting cap the requests served at once (see admit); nil has no cap.
+	serving, waiting *limiter
+	requestTimeout   time.Duration
 }
 
-// NewHandler returns the HTTP handler of the whole API.
-func NewHandler(svc Service, o Options) http.Handler {
-	a := &api{svc: svc, log: o.Logger, ready: o.Ready, cacheReady: o.CacheReady, metrics: o.Metrics}
-	if a.log == nil {
-		a.log = slog.New(slog.DiscardHandler)
+// NewHandler returns the HTTP handler of the whole API, over svc (*app.Service in process).
+func NewHandler(svc app.Retsu, o Options) http.Handler {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &api{
+		svc: svc, log: log, problems: newProblemWriter(log),
+		ready: o.Ready, cacheReady: o.CacheReady, metrics: o.Metrics,
+		serving: newLimiter(o.MaxConcurrentRequests, requestError(domain.CodeUnavailable,
+			"the server is at its limit of concurrent requests; try again shortly")),
+		waiting: newLimiter(o.MaxWaitingRequests, requestError(domain.CodeUnavailable,
+			"the server is at its limit of waiting dequeues; try again shortly")),
+		requestTimeout: o.RequestTimeout,
 	}
 	r := a.routes()
 
-	// From the inside out: each request's work is bounded in time, the cap on concurrent
-	// requests applies to authenticated requests only, panics become 500 answers, every
-	// request is logged and measured, and every answer carries a request ID.
+	// From the inside out: the routes admit their requests (see admission), requests come
+	// with a valid token, panics become 500 answers, oversized headers a 431, requests
+	// smuggled with two framings a 400, every request is logged and measured, and every
+	// answer carries a request ID.
 	var h http.Handler = r
-	h = withTimeout(o.RequestTimeout, h)
-	h = limitConcurrency(o.MaxConcurrentRequests, h, a.fail)
 	h = authenticate(o.APITokens, h, a.fail)
-	h = recoverPanics(a.log, h, a.fail)
-	h = observe(a.log, o.Observer, r, h)
+	h = recoverPanics(log, h, a.fail)
+	h = limitHeaders(o.MaxHeaderBytes, h, a.fail)
+	h = refuseAmbiguousFraming(h, a.fail)
+	h = observe(log, o.Observer, r, h)
 	return withRequestID(h)
 }
 
@@ -97,38 +110,43 @@ func (a *api) routes() *mux.Router {
 		return requestError(codeNotFound, "no route matches this address")
 	})
 
-	// mux tries the routes in this order, a regular expression each: the three routes of
-	// every message's life come first.
-	r.Handle("/v1/queues/{queue_id}/messages", a.methods(map[string]handlerFunc{
-		http.MethodPost: a.enqueue,
-	}))
-	r.Handle("/v1/queues/{queue_id}/messages/dequeue", a.methods(map[string]handlerFunc{
-		http.MethodPost: a.dequeue,
-	}))
-	r.Handle("/v1/queues/{queue_id}/messages/{message_id}/acknowledge", a.methods(map[string]handlerFunc{
-		http.MethodPost: a.acknowledge,
-	}))
-	r.Handle("/v1/queues", a.methods(map[string]handlerFunc{
-		http.MethodPost: a.createQueue,
-		http.MethodGet:  a.listQueues,
-	}))
-	r.Handle("/v1/queues/{queue_id}", a.methods(map[string]handlerFunc{
-		http.MethodGet:   a.getQueue,
-		http.MethodPatch: a.updateQueue,
-	}))
-	r.Handle("/healthz", a.methods(map[string]handlerFunc{http.MethodGet: a.healthz}))
-	r.Handle("/readyz", a.methods(map[string]handlerFunc{http.MethodGet: a.readyz}))
-	r.Handle("/v1/queues/{queue_id}/stats", a.methods(map[string]handlerFunc{http.MethodGet: a.queueStats}))
+	// mux tries the routes in this order, a regular expression each: the routes of every
+	// message's life come first, and a literal segment (batch, redrive) before the
+	// variable that would match it too.
+	const queue, messages = "/v1/queues/{queue_id}", "/v1/queues/{queue_id}/messages"
+	a.route(r, messages, served, map[string]handlerFunc{http.MethodPost: a.enqueue, http.MethodDelete: a.purgeQueue})
+	a.route(r, messages+"/dequeue", selfAdmitted, map[string]handlerFunc{http.MethodPost: a.dequeue})
+	a.route(r, messages+"/{message_id}/acknowledge", served, map[string]handlerFunc{http.MethodPost: a.acknowledge})
+	a.route(r, messages+"/batch", served, map[string]handlerFunc{http.MethodPost: a.enqueueBatch})
+	a.route(r, messages+"/dequeue/batch", selfAdmitted, map[string]handlerFunc{http.MethodPost: a.dequeueBatch})
+	a.route(r, messages+"/acknowledge/batch", served, map[string]handlerFunc{http.MethodPost: a.acknowledgeBatch})
+	a.route(r, messages+"/{message_id}/extend", served, map[string]handlerFunc{http.MethodPost: a.extend})
+	a.route(r, messages+"/{message_id}/release", served, map[string]handlerFunc{http.MethodPost: a.release})
+	a.route(r, "/v1/queues", served, map[string]handlerFunc{http.MethodPost: a.createQueue, http.MethodGet: a.listQueues})
+	a.route(r, queue, served, map[string]handlerFunc{
+		http.MethodGet: a.getQueue, http.MethodPatch: a.updateQueue, http.MethodDelete: a.deleteQueue,
+	})
+	a.route(r, queue+"/stats", served, map[string]handlerFunc{http.MethodGet: a.queueStats})
+	a.route(r, queue+"/dead-letters", served, map[string]handlerFunc{http.MethodGet: a.listDeadLetters, http.MethodDelete: a.deleteDeadLetters})
+	a.route(r, queue+"/dead-letters/redrive", served, map[string]handlerFunc{http.MethodPost: a.redrive})
+	a.route(r, queue+"/dead-letters/{message_id}", served, map[string]handlerFunc{http.MethodGet: a.getDeadLetter, http.MethodDelete: a.deleteDeadLetter})
+	a.route(r, "/healthz", uncapped, map[string]handlerFunc{http.MethodGet: a.healthz})
+	a.route(r, "/readyz", uncapped, map[string]handlerFunc{http.MethodGet: a.readyz})
 	if a.metrics != nil {
-		r.Handle("/metrics", a.methods(map[string]handlerFunc{http.MethodGet: a.serveMetrics}))
+		a.route(r, "/metrics", uncapped, map[string]handlerFunc{http.MethodGet: a.serveMetrics})
 	}
 	r.Use(noteRoute)
 	return r
 }
 
+// route registers the handlers by method of one path, admitted as admission says.
+func (a *api) route(r *mux.Router, path string, admission admission, byMethod map[string]handlerFunc) {
+	r.Handle(path, a.methods(admission, byMethod))
+}
+
 // fail answers err as problem+json.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
-	writeError(w, r, a.log, err)
+	a.problems.write(w, r, err)
 }
 
 // handlerFunc is a handler that returns its error, to be answered as problem+json.
@@ -150,12 +168,12 @@ type methodSet struct {
 	notAllowed http.Handler
 }
 
-// methods returns the methodSet of the handlers by method.
-func (a *api) methods(byMethod map[string]handlerFunc) *methodSet {
+// methods returns the methodSet of the handlers by method, each admitted as admission says.
+func (a *api) methods(admission admission, byMethod map[string]handlerFunc) *methodSet {
 	m := &methodSet{handlers: make(map[string]http.Handler, len(byMethod))}
 	for method, h := range byMethod {
 		m.allowed = append(m.allowed, method)
-		m.handlers[method] = a.handle(h)
+		m.handlers[method] = a.handle(a.admitted(admission, h))
 	}
 	slices.Sort(m.allowed)
 	allow := strings.Join(m.allowed, ", ")

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
 	"github.com/retsu/retsu/adapters/httpapi"
+	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
 )
@@ -57,11 +59,10 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 		{http.MethodDelete, "/v1/queues", "GET, POST"},
 		{http.MethodPut, "/v1/queues", "GET, POST"},
 		{http.MethodPatch, "/v1/queues", "GET, POST"},
-		{http.MethodDelete, queue, "GET, PATCH"},
-		{http.MethodPost, queue, "GET, PATCH"},
-		{http.MethodPut, queue, "GET, PATCH"},
-		{http.MethodGet, queue + "/messages", "POST"},
-		{http.MethodDelete, queue + "/messages", "POST"},
+		{http.MethodPost, queue, "DELETE, GET, PATCH"},
+		{http.MethodPut, queue, "DELETE, GET, PATCH"},
+		{http.MethodGet, queue + "/messages", "DELETE, POST"},
+		{http.MethodPut, queue + "/messages", "DELETE, POST"},
 		{http.MethodGet, queue + "/messages/dequeue", "POST"},
 		{http.MethodPut, queue + "/messages/dequeue", "POST"},
 		{http.MethodGet, queue + "/messages/" + unknownID + "/acknowledge", "POST"},
@@ -70,6 +71,14 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 		{http.MethodPost, "/readyz", "GET"},
 		{http.MethodPost, queue + "/stats", "GET"},
 		{http.MethodDelete, queue + "/stats", "GET"},
+		{http.MethodGet, queue + "/messages/batch", "POST"},
+		{http.MethodGet, queue + "/messages/dequeue/batch", "POST"},
+		{http.MethodDelete, queue + "/messages/acknowledge/batch", "POST"},
+		{http.MethodGet, queue + "/messages/" + unknownID + "/extend", "POST"},
+		{http.MethodPut, queue + "/messages/" + unknownID + "/release", "POST"},
+		{http.MethodPost, queue + "/dead-letters", "DELETE, GET"},
+		{http.MethodGet, queue + "/dead-letters/redrive", "POST"},
+		{http.MethodPost, queue + "/dead-letters/" + unknownID, "DELETE, GET"},
 		{http.MethodOptions, "/v1/queues", "GET, POST"},
 	}
 	for _, tc := range tests {
@@ -89,7 +98,7 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 // stubService answers every call with err, as a failing store would.
 type stubService struct{ err error }
 
-var _ httpapi.Service = stubService{}
+var _ app.Retsu = stubService{}
 
 func (s stubService) CreateQueue(context.Context, domain.NewQueue) (domain.Queue, error) {
 	return domain.Queue{}, s.err
@@ -107,33 +116,78 @@ func (s stubService) UpdateQueue(context.Context, domain.ID, domain.SettingsUpda
 	return domain.Queue{}, s.err
 }
 
-func (s stubService) Enqueue(context.Context, domain.ID, domain.NewMessage) (domain.ID, error) {
-	return domain.ID{}, s.err
-}
+func (s stubService) DeleteQueue(context.Context, domain.ID) error { return s.err }
 
-func (s stubService) Dequeue(context.Context, domain.ID) (domain.Delivery, bool, error) {
-	return domain.Delivery{}, false, s.err
-}
-
-func (s stubService) Acknowledge(context.Context, domain.ID, domain.ID, domain.ID) error {
-	return s.err
-}
+func (s stubService) PurgeQueue(context.Context, domain.ID) (int, error) { return 0, s.err }
 
 func (s stubService) Stats(context.Context, domain.ID) (domain.QueueStats, error) {
 	return domain.QueueStats{}, s.err
 }
 
+func (s stubService) EnqueueMessages(_ context.Context, p app.EnqueueParams) (app.Enqueued, error) {
+	if s.err != nil {
+		return app.Enqueued{}, s.err
+	}
+	return app.Enqueued{IDs: make([]domain.ID, len(p.Messages))}, nil
+}
+
+func (s stubService) DequeueMessages(context.Context, app.DequeueParams) ([]domain.Delivery, error) {
+	return nil, s.err
+}
+
+func (s stubService) AcknowledgeMessages(_ context.Context, _ domain.ID, receipts []domain.Receipt) ([]bool, error) {
+	return make([]bool, len(receipts)), s.err
+}
+
+func (s stubService) Extend(context.Context, domain.ID, domain.Receipt, time.Duration) error {
+	return s.err
+}
+
+func (s stubService) Release(context.Context, domain.ID, domain.Receipt, time.Duration) error {
+	return s.err
+}
+
+func (s stubService) DeadLetters(context.Context, domain.ID, ports.DeadLetterPage) ([]domain.DeadLetter, error) {
+	return nil, s.err
+}
+
+func (s stubService) DeadLetter(context.Context, domain.ID, domain.ID) (domain.DeadLetter, error) {
+	return domain.DeadLetter{}, s.err
+}
+
+func (s stubService) DeleteDeadLetter(context.Context, domain.ID, domain.ID) error { return s.err }
+
+func (s stubService) DeleteDeadLetters(context.Context, domain.ID) (int, error) { return 0, s.err }
+
+func (s stubService) Redrive(context.Context, domain.ID, domain.Redrive) ([]domain.ID, error) {
+	return nil, s.err
+}
+
 // serviceRequests are valid requests that reach every Service method.
 func serviceRequests() map[string]*http.Request {
 	return map[string]*http.Request{
-		"create queue": newRequest(http.MethodPost, "/v1/queues", jsonType, `{"name":"emails"}`),
-		"list queues":  newRequest(http.MethodGet, "/v1/queues", "", ""),
-		"get queue":    newRequest(http.MethodGet, queuePath(unknownID), "", ""),
-		"update queue": newRequest(http.MethodPatch, queuePath(unknownID), jsonType, `{"max_delivery_attempts":3}`),
-		"enqueue":      newRequest(http.MethodPost, messagesPath(unknownID), jsonType, `{"payload":"a","priority":"LOW"}`),
-		"dequeue":      newRequest(http.MethodPost, dequeuePath(unknownID), "", ""),
-		"acknowledge":  newRequest(http.MethodPost, acknowledgePath(unknownID, unknownID), jsonType, `{"receipt_handle":"`+unknownID+`"}`),
-		"stats":        newRequest(http.MethodGet, statsPath(unknownID), "", ""),
+		"create queue":  newRequest(http.MethodPost, "/v1/queues", jsonType, `{"name":"emails"}`),
+		"list queues":   newRequest(http.MethodGet, "/v1/queues", "", ""),
+		"get queue":     newRequest(http.MethodGet, queuePath(unknownID), "", ""),
+		"update queue":  newRequest(http.MethodPatch, queuePath(unknownID), jsonType, `{"max_delivery_attempts":3}`),
+		"enqueue":       newRequest(http.MethodPost, messagesPath(unknownID), jsonType, `{"payload":"a","priority":"LOW"}`),
+		"dequeue":       newRequest(http.MethodPost, dequeuePath(unknownID), "", ""),
+		"acknowledge":   newRequest(http.MethodPost, acknowledgePath(unknownID, unknownID), jsonType, `{"receipt_handle":"`+unknownID+`"}`),
+		"stats":         newRequest(http.MethodGet, statsPath(unknownID), "", ""),
+		"delete queue":  newRequest(http.MethodDelete, queuePath(unknownID), "", ""),
+		"purge":         newRequest(http.MethodDelete, messagesPath(unknownID), "", ""),
+		"enqueue batch": newRequest(http.MethodPost, batchPath(unknownID), jsonType, `{"messages":[{"payload":"a","priority":"LOW"}]}`),
+		"dequeue batch": newRequest(http.MethodPost, dequeueBatchPath(unknownID), "", ""),
+		"long poll":     newRequest(http.MethodPost, dequeuePath(unknownID), jsonType, `{"wait_seconds":5}`),
+		"acknowledge batch": newRequest(http.MethodPost, acknowledgeBatchPath(unknownID), jsonType,
+			`{"messages":[{"id":"`+unknownID+`","receipt_handle":"`+unknownID+`"}]}`),
+		"extend":              newRequest(http.MethodPost, extendPath(unknownID, unknownID), jsonType, `{"receipt_handle":"`+unknownID+`","visibility_timeout_seconds":5}`),
+		"release":             newRequest(http.MethodPost, releasePath(unknownID, unknownID), jsonType, `{"receipt_handle":"`+unknownID+`"}`),
+		"list dead letters":   newRequest(http.MethodGet, deadLettersPath(unknownID), "", ""),
+		"get dead letter":     newRequest(http.MethodGet, deadLetterPath(unknownID, unknownID), "", ""),
+		"delete dead letter":  newRequest(http.MethodDelete, deadLetterPath(unknownID, unknownID), "", ""),
+		"delete dead letters": newRequest(http.MethodDelete, deadLettersPath(unknownID), "", ""),
+		"redrive":             newRequest(http.MethodPost, redrivePath(unknownID), jsonType, `{"limit":1}`),
 	}
 }
 

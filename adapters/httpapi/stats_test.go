@@ -16,6 +16,7 @@ type statsJSON struct {
 	Priorities []struct {
 		Priority              string `json:"priority"`
 		Ready                 int64  `json:"ready"`
+		Delayed               int64  `json:"delayed"`
 		InFlight              int64  `json:"in_flight"`
 		DeadLettered          int64  `json:"dead_lettered"`
 		OldestReadyAgeSeconds int64  `json:"oldest_ready_age_seconds"`
@@ -36,7 +37,7 @@ func (c *client) stats(queueID string) statsJSON {
 	var raw struct{ Priorities []json.RawMessage }
 	is.NoErr(json.Unmarshal(body, &raw))
 	for _, p := range raw.Priorities {
-		is.Equal(membersOf(c.t, p), []string{"dead_lettered", "in_flight", "oldest_ready_age_seconds", "priority", "ready"}) // each priority has its five counts
+		is.Equal(membersOf(c.t, p), []string{"dead_lettered", "delayed", "in_flight", "oldest_ready_age_seconds", "priority", "ready"}) // each priority has its six members
 	}
 	return s
 }
@@ -76,6 +77,29 @@ func TestStats_EnqueueThreeDequeueOneDeadLetterOne(t *testing.T) {
 	}
 }
 
+func TestStats_DelayedFromEnqueueOrRelease_AreNotReady(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setup(t)
+	queueID := c.createQueueNamed("orders")
+	c.enqueueBody(queueID, `{"payload":"later","priority":"HIGH","delay_seconds":60}`)
+	c.enqueue(queueID, "now", "LOW")
+	m, _ := c.dequeue(queueID)
+	res := c.do(http.MethodPost, releasePath(queueID, m.ID), `{"receipt_handle":"`+m.ReceiptHandle+`","delay_seconds":30}`)
+	is.Equal(res.StatusCode, http.StatusNoContent) // the delivery is released with a delay
+
+	s := c.stats(queueID)
+
+	high, low := s.Priorities[0], s.Priorities[2]
+	is.Equal(high.Delayed, int64(1))           // the message delayed at its enqueue
+	is.Equal(high.Ready, int64(0))             // is not ready
+	is.Equal(low.Delayed, int64(1))            // the message released with a delay
+	is.Equal(low.Ready+low.InFlight, int64(0)) // is neither ready nor in flight
+	c.clock.Advance(time.Minute)
+	s = c.stats(queueID)
+	is.Equal(s.Priorities[0].Ready+s.Priorities[2].Ready, int64(2)) // once the delays end, both are ready
+}
+
 func TestStats_EmptyQueue_IsAllZeros(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
@@ -87,7 +111,7 @@ func TestStats_EmptyQueue_IsAllZeros(t *testing.T) {
 	is.Equal(s.QueueID, queueID)   // the canonical, lowercase ID, whatever the case asked
 	is.Equal(len(s.Priorities), 3) // every priority, counted or not
 	for _, p := range s.Priorities {
-		is.Equal(p.Ready+p.InFlight+p.DeadLettered+p.OldestReadyAgeSeconds, int64(0)) // nothing to count
+		is.Equal(p.Ready+p.Delayed+p.InFlight+p.DeadLettered+p.OldestReadyAgeSeconds, int64(0)) // nothing to count
 	}
 }
 

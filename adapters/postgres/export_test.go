@@ -66,3 +66,10 @@ func SharedBuffers(t *testing.T, plan string) int {
 
 // RoundLockKey is the advisory lock key of a round slot.
 func RoundLockKey(slot int) int64 { return roundLockKey(slot) }
+
+// EnqueueingWithKey is the operation of an Enqueue of e alone with an idempotency key.
+func EnqueueingWithKey(e domain.Enqueue, key *ports.IdempotencyKey) Operation {
+	op := Enqueueing(e)
+	op.enqueue.Key = key
+	return op
+}

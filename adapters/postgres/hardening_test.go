@@ -265,3 +265,33 @@ func TestClaim_LeaseStartsWhenTheClaimIsMade(t *testing.T) {
 	is.NoErr(err)
 	is.True(removed) // the lease the consumer got was still running: it started at the claim, after the wait
 }
+
+func TestEnqueue_KeyHeldByAnUncommittedRequest_IsInUse(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	queueID := newID()
+	ctx := context.Background()
+	// Another round holds the key's lock: its transaction has not committed yet.
+	conn, err := pgx.Connect(ctx, s.url)
+	is.NoErr(err)
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0) # hashtextextended($2::text, 1))", "order-7", queueID)
+	is.NoErr(err)
+
+	key := &ports.IdempotencyKey{Key: "order-7", Fingerprint: domain.Fingerprint{7}, Retention: time.Hour}
+	e := newEnqueue(queueID, domain.PriorityHigh, "charge")
+	_, err = s.store.Enqueue(ctx, ports.EnqueueParams{QueueID: queueID, Messages: []domain.Enqueue{e}, Key: key})
+	is.True(errors.Is(err, domain.ErrIdempotencyKeyInUse)) // the request with the same key is told it is in use
+	var n int
+	is.NoErr(s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE id = $1", e.MessageID).Scan(&n))
+	is.Equal(n, 0) // and stored nothing
+
+	is.NoErr(tx.Rollback(ctx)) // the other request gave up
+	enqueued, err := s.store.Enqueue(ctx, ports.EnqueueParams{QueueID: queueID, Messages: []domain.Enqueue{e}, Key: key})
+	is.NoErr(err) // the retry stores
+	is.True(!enqueued.Replayed)
+}

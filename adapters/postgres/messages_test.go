@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -394,4 +395,30 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 	is.NoErr(err)
 	is.NoErr(<-done) // once the lock is free, the rounds of both instances run,
 	is.NoErr(<-done) // one after the other
+}
+
+func TestRound_KeysOfDifferentRetentions_EachExpiresAfterItsOwn(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	store := newMessageStore(t, postgres.MessageStoreOptions{})
+	queueID := newID()
+	short := &ports.IdempotencyKey{Key: "short-" + newID().String(), Fingerprint: domain.Fingerprint{1}, Retention: time.Second}
+	long := &ports.IdempotencyKey{Key: "long-" + newID().String(), Fingerprint: domain.Fingerprint{2}, Retention: time.Hour}
+	_, _, err := postgres.Round(store, context.Background(), []postgres.Operation{
+		postgres.EnqueueingWithKey(newEnqueue(queueID, domain.PriorityLow, "short"), short),
+		postgres.EnqueueingWithKey(newEnqueue(queueID, domain.PriorityLow, "long"), long),
+	})
+	is.NoErr(err)
+	time.Sleep(time.Second + 200*time.Millisecond)
+	retry := *short
+	retry.Fingerprint = domain.Fingerprint{3}
+	enqueued, err := store.Enqueue(context.Background(), ports.EnqueueParams{QueueID: queueID,
+		Messages: []domain.Enqueue{newEnqueue(queueID, domain.PriorityLow, "another")}, Key: &retry})
+	is.NoErr(err)               // the short key expired after its own second, not the round's longest retention
+	is.True(!enqueued.Replayed) // and a new request with it stores
+	other := *long
+	other.Fingerprint = domain.Fingerprint{4}
+	_, err = store.Enqueue(context.Background(), ports.EnqueueParams{QueueID: queueID,
+		Messages: []domain.Enqueue{newEnqueue(queueID, domain.PriorityLow, "not again")}, Key: &other})
+	is.True(errors.Is(err, domain.ErrIdempotencyKeyReused)) // while the long one still holds
 }

@@ -61,13 +61,13 @@ LIMIT $1`
 // forgetDeletedQueue drops a recorded deletion, by primary key.
 const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
 
-// insertMessages stores the enqueues of a round, given as parallel arrays of requests ($1–$3)
+// insertMessages stores the enqueues of a round, given as parallel arrays of requests ($1–$4)
 // and of messages ($5–$13, each with the position of its request), in array order, so that
 // seq follows the order of the round and of each batch. Nothing of a deleted queue
 // (deleted_queues) is stored. A request with an idempotency key takes its key's advisory
 // lock (pg_try_advisory_xact_lock: a request of another round that holds it is "in use"),
 // then either finds the key's unexpired record (idempotency_keys, by primary key) to replay
-// or refuse, or stores its record, which expires after the request's retention ($4 seconds),
+// or refuse, or stores its record, which expires after the request's retention (in $4),
 // replacing an expired one, and its messages together. Lifetimes and delays count from the
 // statement's clock; the settings come with each message, so the queues table is not read.
 // One notification per queue and kind tells every instance's waiting dequeues (listen.go)
@@ -79,10 +79,11 @@ const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
 const insertMessages = `
 WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
 request AS MATERIALIZED (
-    SELECT r.queue_id, r.key, r.fingerprint, r.position, d.queue_id IS NOT NULL AS gone,
+    SELECT r.queue_id, r.key, r.fingerprint, r.retention_seconds, r.position, d.queue_id IS NOT NULL AS gone,
            r.key IS NOT NULL AND d.queue_id IS NULL
                AND pg_try_advisory_xact_lock(hashtextextended(r.key, 0) # hashtextextended(r.queue_id::text, 1)) AS locked
-    FROM unnest($1::uuid[], $2::text[], $3::bytea[]) WITH ORDINALITY AS r(queue_id, key, fingerprint, position)
+    FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::float8[])
+         WITH ORDINALITY AS r(queue_id, key, fingerprint, retention_seconds, position)
     LEFT JOIN deleted_queues d ON d.queue_id = r.queue_id
 ), message AS MATERIALIZED (
     SELECT *
@@ -97,7 +98,7 @@ request AS MATERIALIZED (
     WHERE r.locked AND k.expires_at > (SELECT now FROM clock)
 ), new_key AS (
     INSERT INTO idempotency_keys (queue_id, key, fingerprint, message_ids, created_at, expires_at)
-    SELECT r.queue_id, r.key, r.fingerprint, ids.ids, c.now, c.now + make_interval(secs => $4)
+    SELECT r.queue_id, r.key, r.fingerprint, ids.ids, c.now, c.now + make_interval(secs => r.retention_seconds)
     FROM request r
     JOIN (SELECT request, array_agg(id ORDER BY ord) AS ids FROM message GROUP BY request) AS ids ON ids.request = r.position
     CROSS JOIN clock c

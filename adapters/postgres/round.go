@@ -353,7 +353,7 @@ func (c queueClaim) serve(got claimed, batch []operation, outcomes []outcome) {
 func insertArguments(batch []operation, positions []int) []any {
 	n := len(positions)
 	queueIDs, keys, fingerprints := make([]domain.ID, n), make([]*string, n), make([][]byte, n)
-	var retention float64
+	retentions := make([]float64, n)
 	var requests []int64
 	var ids []domain.ID
 	var priorities []int16
@@ -363,8 +363,7 @@ func insertArguments(batch []operation, positions []int) []any {
 		p := batch[position].enqueue
 		queueIDs[i] = p.QueueID
 		if p.Key != nil {
-			keys[i], fingerprints[i] = &p.Key.Key, p.Key.Fingerprint[:]
-			retention = max(retention, p.Key.Retention.Seconds())
+			keys[i], fingerprints[i], retentions[i] = &p.Key.Key, p.Key.Fingerprint[:], p.Key.Retention.Seconds()
 		}
 		for _, e := range p.Messages {
 			requests = append(requests, int64(i+1))
@@ -377,7 +376,7 @@ func insertArguments(batch []operation, positions []int) []any {
 			maxAttempts = append(maxAttempts, int32(e.MaxDeliveryAttempts))
 		}
 	}
-	return []any{queueIDs, keys, fingerprints, retention,
+	return []any{queueIDs, keys, fingerprints, retentions,
 		requests, ids, priorities, payloads, attributes, ttls, delays, visibilityTimeouts, maxAttempts}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/domain"
 )
 
 // Config is the configuration of a Retsu process. Every setting comes from its default, then
@@ -53,9 +54,17 @@ type Config struct {
 	RequestTimeout time.Duration
 	// MaxConcurrentRequests caps the requests served at once; the others get 503.
 	MaxConcurrentRequests int
+	// MaxWaitingRequests caps the dequeues that wait for a message (long polls), which
+	// MaxConcurrentRequests leaves out; the others get 503.
+	MaxWaitingRequests int
 	// APITokens, when set, are the bearer tokens that API requests must present. They
 	// are secrets: never log them.
 	APITokens []string
+	// SQSAddr, when set, is the address of the SQS-compatible endpoint (docs/sqs.md).
+	SQSAddr string
+	// SQSCredentials, when set, are the ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests
+	// must be signed with. They are secrets: never log them.
+	SQSCredentials []string
 
 	// Dashboard serves the dashboard's pages at /ui/ beside the API.
 	Dashboard bool
@@ -86,10 +95,14 @@ func (e *ConfigError) Error() string { return e.Setting + ": " + e.Problem }
 // ErrHelp is returned by the parsers when the arguments ask for help, which they printed.
 var ErrHelp = flag.ErrHelp
 
+// LookupEnv finds an environment variable, as os.LookupEnv does: set is false when the
+// variable is not set at all, which the parsers tell apart from a variable set to "".
+type LookupEnv func(name string) (value string, set bool)
+
 // ParseServeConfig reads the configuration of `retsu serve` from args and the environment.
 // Returns a *ConfigError for a missing or malformed setting, or ErrHelp.
-func ParseServeConfig(args []string, getenv func(string) string, output io.Writer) (Config, error) {
-	c, err := parseConfig("serve", args, getenv, output, func(b *binder, c *Config) {
+func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Config, error) {
+	c, err := parseConfig("serve", args, lookupEnv, output, func(b *binder, c *Config) {
 		b.fs.Usage = usage(b.fs, "retsu serve [flags]",
 			"Serves the HTTP API; applies the schema migrations first unless --migrate=false.")
 		b.string(&c.Addr, "addr", "RETSU_ADDR", "127.0.0.1:2424", "address to listen on")
@@ -97,19 +110,22 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		b.databaseURL(c)
 		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, "maximum PostgreSQL connections")
+		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, 1, "maximum PostgreSQL connections")
 		b.dbConnectTimeout(c)
-		b.int(&c.DBRoundsInFlight, "db-rounds-in-flight", "RETSU_DB_ROUNDS_IN_FLIGHT", 1, "transactions of coalesced requests in PostgreSQL at once")
-		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, "how long an instance without Redis keeps queue details")
-		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, "time allowed to read request headers")
-		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, "time allowed to read a whole request")
-		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 30*time.Second, "time allowed to answer a request")
-		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, "time a kept-alive connection may stay idle")
-		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, "largest accepted request headers, in bytes")
-		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, "time a stopping server waits for requests in flight")
-		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, "time allowed for the work of one request")
-		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, "requests served at once; the others get 503")
+		b.int(&c.DBRoundsInFlight, "db-rounds-in-flight", "RETSU_DB_ROUNDS_IN_FLIGHT", 1, 1, "transactions of coalesced requests in PostgreSQL at once")
+		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, 10*time.Millisecond, "how long an instance without Redis keeps queue details")
+		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to read request headers")
+		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, 100*time.Millisecond, "time allowed to read a whole request")
+		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 40*time.Second, time.Second,
+			"time allowed to answer a request; must exceed the longest long poll (20s) plus the request timeout")
+		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, time.Second, "time a kept-alive connection may stay idle")
+		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, 1024, "largest accepted request line and headers in bytes; 431 past it")
+		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, "time a stopping server waits for requests in flight")
+		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, 100*time.Millisecond, "time allowed for the work of one request (a long poll has its wait on top)")
+		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, 1, "requests served at once, long polls and probes apart; the others get 503")
+		b.int(&c.MaxWaitingRequests, "max-waiting-requests", "RETSU_MAX_WAITING_REQUESTS", 10000, 1, "dequeues waiting for a message at once (long polls); the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
+		b.sqs(c)
 		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
@@ -121,20 +137,29 @@ func ParseServeConfig(args []string, getenv func(string) string, output io.Write
 		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
+	case c.WriteTimeout <= domain.MaxWait+c.RequestTimeout:
+		// A long poll answers up to its wait plus the request timeout after its headers;
+		// a write timeout within that would cut the answer off.
+		return Config{}, &ConfigError{"RETSU_WRITE_TIMEOUT (--write-timeout)", fmt.Sprintf(
+			"must be longer than the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
+			domain.MaxWait, c.RequestTimeout, domain.MaxWait+c.RequestTimeout)}
+	}
+	if err := checkSQS(c.Config); err != nil {
+		return Config{}, err
 	}
 	return c.Config, nil
 }
 
 // ParseWorkConfig reads the configuration of `retsu work`, which runs the cleaners alone.
 // Returns a *ConfigError for a missing or malformed setting, or ErrHelp.
-func ParseWorkConfig(args []string, getenv func(string) string, output io.Writer) (Config, error) {
-	c, err := parseConfig("work", args, getenv, output, func(b *binder, c *Config) {
+func ParseWorkConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Config, error) {
+	c, err := parseConfig("work", args, lookupEnv, output, func(b *binder, c *Config) {
 		b.fs.Usage = usage(b.fs, "retsu work [flags]",
 			"Runs the expired-message and dead-letter cleaners without the API; applies the schema migrations first unless --migrate=false.")
 		c.Store = StorePostgres
 		b.databaseURL(c)
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before working")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, "maximum PostgreSQL connections")
+		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, 1, "maximum PostgreSQL connections")
 		b.dbConnectTimeout(c)
 		b.cleaners(c)
 	})
@@ -155,13 +180,13 @@ var MigrateCommands = []string{"up", "down", "version"}
 // ParseMigrateConfig reads the configuration of `retsu migrate` and returns the
 // subcommand. Returns a *ConfigError for a missing or malformed setting or subcommand, or
 // ErrHelp.
-func ParseMigrateConfig(args []string, getenv func(string) string, output io.Writer) (Config, string, error) {
+func ParseMigrateConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Config, string, error) {
 	// The subcommand may come before the flags (retsu migrate up --database-url …) or after.
 	var command string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		command, args = args[0], args[1:]
 	}
-	c, err := parseConfig("migrate", args, getenv, output, func(b *binder, c *Config) {
+	c, err := parseConfig("migrate", args, lookupEnv, output, func(b *binder, c *Config) {
 		b.fs.Usage = usage(b.fs, "retsu migrate up|down|version [flags]",
 			"Applies every pending schema migration (up), reverts the latest one (down), or prints the schema version.")
 		b.databaseURL(c)
@@ -189,11 +214,11 @@ type parsed struct {
 
 // parseConfig registers the settings every command shares and those of register, then
 // reads the environment and args.
-func parseConfig(command string, args []string, getenv func(string) string, output io.Writer,
+func parseConfig(command string, args []string, lookupEnv LookupEnv, output io.Writer,
 	register func(*binder, *Config)) (parsed, error) {
 	fs := flag.NewFlagSet("retsu "+command, flag.ContinueOnError)
 	fs.SetOutput(output)
-	b := &binder{fs: fs, getenv: getenv}
+	b := &binder{fs: fs, lookupEnv: lookupEnv}
 	var c Config
 	b.level(&c.LogLevel, "log-level", "RETSU_LOG_LEVEL", slog.LevelInfo, "log level: debug, info, warn or error")
 	b.choice(&c.LogFormat, "log-format", "RETSU_LOG_FORMAT", "text", []string{"text", "json"}, "log format: text or json")
@@ -225,17 +250,18 @@ func usage(fs *flag.FlagSet, synopsis, description string) func() {
 // binder registers settings that read their environment variable first and their flag
 // second, collecting malformed values as *ConfigError.
 type binder struct {
-	fs     *flag.FlagSet
-	getenv func(string) string
-	errs   []error
+	fs        *flag.FlagSet
+	lookupEnv LookupEnv
+	errs      []error
 }
 
 // bind sets the default and registers the flag, so that --help shows the built-in default
-// (never a secret from the environment), then applies the environment's value.
+// (never a secret from the environment), then applies the environment's value. A variable
+// set to "" keeps the default, as if it were not set; tokens refuses it instead.
 func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse func(string) (T, error)) {
 	*p = def
 	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
-	if text := b.getenv(env); text != "" {
+	if text, _ := b.lookupEnv(env); text != "" {
 		v, err := parse(text)
 		if err != nil {
 			b.errs = append(b.errs, &ConfigError{env, err.Error()})
@@ -286,22 +312,30 @@ func (b *binder) databaseURL(c *Config) {
 }
 
 func (b *binder) dbConnectTimeout(c *Config) {
-	b.duration(&c.DBConnectTimeout, "db-connect-timeout", "RETSU_DB_CONNECT_TIMEOUT", 5*time.Second, "time allowed to open a PostgreSQL connection")
+	b.duration(&c.DBConnectTimeout, "db-connect-timeout", "RETSU_DB_CONNECT_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to open a PostgreSQL connection")
 }
 
-// cleaners registers the settings of the cleaners.
+// cleaners registers the settings of the cleaners. A pass every second at most keeps
+// several instances from hammering the database with passes that find nothing.
 func (b *binder) cleaners(c *Config) {
-	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", 30*time.Second, "time between two passes of the cleaners")
-	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", 1000, "rows a cleaner deletes per statement")
-	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", 336*time.Hour, "how long dead letters are kept")
+	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", 30*time.Second, time.Second, "time between two passes of the cleaners")
+	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", 1000, 1, "rows a cleaner deletes per statement")
+	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", 336*time.Hour, time.Minute, "how long dead letters are kept")
+	b.duration(&c.Cleaners.IdempotencyRetention, "idempotency-retention", "RETSU_IDEMPOTENCY_RETENTION", domain.DefaultIdempotencyRetention, time.Minute,
+		"how long an Idempotency-Key replays its enqueue")
 }
 
 // minTokenLength keeps guessable tokens out.
 const minTokenLength = 16
 
 // tokens registers a comma-separated list of secrets. Malformed values are reported
-// without the secrets themselves.
+// without the secrets themselves. A variable set to "" (or to spaces) is refused like one
+// of commas only: it is most often a secret that failed to reach the environment, and
+// serving without authentication then would be the wrong way to fail.
 func (b *binder) tokens(p *[]string, name, env, usage string) {
+	if text, set := b.lookupEnv(env); set && strings.TrimSpace(text) == "" {
+		b.errs = append(b.errs, &ConfigError{env, "is set but holds no token; unset it to serve without authentication"})
+	}
 	bind(b, p, name, env, nil, usage, func(s string) ([]string, error) {
 		var tokens []string
 		for _, token := range strings.Split(s, ",") {
@@ -331,26 +365,43 @@ func (b *binder) bool(p *bool, name, env string, def bool, usage string) {
 	})
 }
 
-// int registers a whole number of at least 1.
-func (b *binder) int(p *int, name, env string, def int, usage string) {
+// int registers a whole number of at least min.
+func (b *binder) int(p *int, name, env string, def, min int, usage string) {
+	if min > 1 {
+		usage += fmt.Sprintf(" (at least %d)", min)
+	}
 	bind(b, p, name, env, def, usage, func(s string) (int, error) {
 		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return 0, fmt.Errorf("must be a whole number of at least 1, not %q", s)
+		if err != nil || v < min {
+			return 0, fmt.Errorf("must be a whole number of at least %d, not %q", min, s)
 		}
 		return v, nil
 	})
 }
 
-// duration registers a positive Go duration such as 30s or 336h.
-func (b *binder) duration(p *time.Duration, name, env string, def time.Duration, usage string) {
+// duration registers a Go duration such as 30s or 336h of at least min, which the usage
+// text names.
+func (b *binder) duration(p *time.Duration, name, env string, def, min time.Duration, usage string) {
+	usage += fmt.Sprintf(" (at least %s)", shortDuration(min))
 	bind(b, p, name, env, def, usage, func(s string) (time.Duration, error) {
 		v, err := time.ParseDuration(s)
-		if err != nil || v <= 0 {
-			return 0, fmt.Errorf("must be a positive duration such as 30s or 336h, not %q", s)
+		if err != nil || v < min {
+			return 0, fmt.Errorf("must be a duration of at least %s, such as 30s or 336h, not %q", shortDuration(min), s)
 		}
 		return v, nil
 	})
+}
+
+// shortDuration spells d without trailing zero units: 1m rather than 1m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func (b *binder) choice(p *string, name, env, def string, choices []string, usage string) {

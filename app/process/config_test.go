@@ -13,9 +13,13 @@ import (
 	"github.com/retsu/retsu/app/process"
 )
 
-// env returns a getenv over the given variables.
-func env(vars map[string]string) func(string) string {
-	return func(name string) string { return vars[name] }
+// env returns a lookup of the given variables, as os.LookupEnv: a variable in vars is set,
+// even to "".
+func env(vars map[string]string) process.LookupEnv {
+	return func(name string) (string, bool) {
+		value, set := vars[name]
+		return value, set
+	}
 }
 
 var withDatabase = map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@127.0.0.1:55432/retsu"}
@@ -35,6 +39,79 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
 	is.Equal(c.LogLevel, slog.LevelInfo)                    // logging at info
 	is.Equal(c.ReadHeaderTimeout, 5*time.Second)            // with server timeouts
+	is.Equal(c.WriteTimeout, 40*time.Second)                // the write timeout above a long poll and the request timeout
+	is.Equal(c.Cleaners.IdempotencyRetention, 24*time.Hour) // idempotency keys kept a day
+	is.Equal(c.MaxConcurrentRequests, 256)                  // 256 requests served at once
+	is.Equal(c.MaxWaitingRequests, 10000)                   // and 10,000 long polls
+	is.Equal(len(c.APITokens), 0)                           // no tokens when the variable is not set
+}
+
+func TestParseServeConfig_Part2Settings(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	vars := merge(withDatabase, "RETSU_IDEMPOTENCY_RETENTION", "1h")
+	vars["RETSU_MAX_WAITING_REQUESTS"] = "50"
+
+	c, err := process.ParseServeConfig(nil, env(vars), io.Discard)
+	is.NoErr(err)
+	is.Equal(c.Cleaners.IdempotencyRetention, time.Hour) // the retention of idempotency keys from the environment
+	is.Equal(c.MaxWaitingRequests, 50)                   // and the cap on long polls
+	c, err = process.ParseServeConfig([]string{"--idempotency-retention=2h", "--max-waiting-requests=7"}, env(vars), io.Discard)
+	is.NoErr(err)
+	is.Equal(c.Cleaners.IdempotencyRetention, 2*time.Hour) // flags win
+	is.Equal(c.MaxWaitingRequests, 7)
+	w, err := process.ParseWorkConfig(nil, env(vars), io.Discard)
+	is.NoErr(err)
+	is.Equal(w.Cleaners.IdempotencyRetention, time.Hour) // retsu work's cleaners take it too
+}
+
+func TestParseServeConfig_EmptyVariableKeepsTheDefault(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	vars := merge(withDatabase, "RETSU_ADDR", "")
+	vars["RETSU_CLEANUP_INTERVAL"] = ""
+
+	c, err := process.ParseServeConfig(nil, env(vars), io.Discard)
+
+	is.NoErr(err)
+	is.Equal(c.Addr, "127.0.0.1:2424")            // an empty address is no address: the default stays
+	is.Equal(c.Cleaners.Interval, 30*time.Second) // and so does an empty duration's
+}
+
+func TestParseServeConfig_WriteTimeoutMustExceedALongPollAndTheRequestTimeout(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		write, request string
+		ok             bool
+	}{
+		{"40s", "10s", true},
+		{"31s", "10s", true},
+		{"30s", "10s", false},
+		{"29s", "", false},
+		{"26s", "5s", true},
+		{"25s", "5s", false},
+		{"", "25s", false},
+		{"1m", "25s", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.write+"/"+tc.request, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			vars := merge(withDatabase, "RETSU_WRITE_TIMEOUT", tc.write)
+			vars["RETSU_REQUEST_TIMEOUT"] = tc.request
+
+			err := serve(nil, env(vars))
+
+			if tc.ok {
+				is.NoErr(err) // a write timeout longer than a long poll and the request timeout
+				return
+			}
+			var configErr *process.ConfigError
+			is.True(errors.As(err, &configErr))                             // a configuration error
+			is.True(strings.Contains(err.Error(), "RETSU_WRITE_TIMEOUT"))   // that names the setting
+			is.True(strings.Contains(err.Error(), "RETSU_REQUEST_TIMEOUT")) // and what it must exceed
+		})
+	}
 }
 
 func TestParseServeConfig_FlagsWinOverEnvironment(t *testing.T) {
@@ -63,7 +140,7 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		parse   func(args []string, getenv func(string) string) error
+		parse   func(args []string, lookupEnv process.LookupEnv) error
 		vars    map[string]string
 		args    []string
 		setting string
@@ -79,6 +156,21 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 		{"unknown store", serve, merge(withDatabase, "RETSU_STORE", "sqlite"), nil, "RETSU_STORE"},
 		{"bad log level", serve, merge(withDatabase, "RETSU_LOG_LEVEL", "loud"), nil, "RETSU_LOG_LEVEL"},
 		{"work without a database", work, map[string]string{}, nil, "RETSU_DATABASE_URL"},
+		{"interval below a second", serve, merge(withDatabase, "RETSU_CLEANUP_INTERVAL", "500ms"), nil, "RETSU_CLEANUP_INTERVAL"},
+		{"interval flag below a second", work, withDatabase, []string{"--cleanup-interval=999ms"}, "cleanup-interval"},
+		{"request timeout below 100ms", serve, merge(withDatabase, "RETSU_REQUEST_TIMEOUT", "10ms"), nil, "RETSU_REQUEST_TIMEOUT"},
+		{"read header timeout of 1ns", serve, merge(withDatabase, "RETSU_READ_HEADER_TIMEOUT", "1ns"), nil, "RETSU_READ_HEADER_TIMEOUT"},
+		{"shutdown timeout below a second", serve, merge(withDatabase, "RETSU_SHUTDOWN_TIMEOUT", "100ms"), nil, "RETSU_SHUTDOWN_TIMEOUT"},
+		{"dead-letter retention below a minute", work, merge(withDatabase, "RETSU_DEAD_LETTER_RETENTION", "59s"), nil, "RETSU_DEAD_LETTER_RETENTION"},
+		{"idempotency retention below a minute", serve, merge(withDatabase, "RETSU_IDEMPOTENCY_RETENTION", "30s"), nil, "RETSU_IDEMPOTENCY_RETENTION"},
+		{"unparsable idempotency retention", serve, merge(withDatabase, "RETSU_IDEMPOTENCY_RETENTION", "1d"), nil, "RETSU_IDEMPOTENCY_RETENTION"},
+		{"no waiting requests", serve, merge(withDatabase, "RETSU_MAX_WAITING_REQUESTS", "0"), nil, "RETSU_MAX_WAITING_REQUESTS"},
+		{"waiting requests flag not a number", serve, withDatabase, []string{"--max-waiting-requests=many"}, "max-waiting-requests"},
+		{"headers of 100 bytes", serve, merge(withDatabase, "RETSU_MAX_HEADER_BYTES", "100"), nil, "RETSU_MAX_HEADER_BYTES"},
+		{"empty tokens", serve, merge(withDatabase, "RETSU_API_TOKENS", ""), nil, "RETSU_API_TOKENS"},
+		{"tokens of spaces", serve, merge(withDatabase, "RETSU_API_TOKENS", "  "), nil, "RETSU_API_TOKENS"},
+		{"tokens of commas", serve, merge(withDatabase, "RETSU_API_TOKENS", ","), nil, "RETSU_API_TOKENS"},
+		{"empty tokens flag", serve, withDatabase, []string{"--api-tokens="}, "api-tokens"},
 		{"unknown flag", serve, withDatabase, []string{"--colour"}, "colour"},
 		{"migrate without a command", migrate, withDatabase, nil, "up, down or version"},
 		{"migrate sideways", migrate, withDatabase, []string{"sideways"}, "up, down or version"},
@@ -102,6 +194,14 @@ func TestParseConfig_Help_IsNotAnError(t *testing.T) {
 	_, err := process.ParseServeConfig([]string{"--help"}, env(nil), &out)
 	is.True(errors.Is(err, process.ErrHelp))                          // --help asks for help
 	is.True(strings.Contains(out.String(), "RETSU_CLEANUP_INTERVAL")) // which names the variables
+	for _, want := range []string{
+		"time between two passes of the cleaners (at least 1s)",
+		"RETSU_IDEMPOTENCY_RETENTION",
+		"RETSU_MAX_WAITING_REQUESTS",
+		"must exceed the longest long poll (20s) plus the request timeout (at least 1s)",
+	} {
+		is.True(strings.Contains(out.String(), want)) // and says the minimums and the new settings
+	}
 }
 
 func TestParseServeConfig_Help_ShowsNoSecretFromTheEnvironment(t *testing.T) {
@@ -141,18 +241,18 @@ func TestParseMigrateConfig_CommandBeforeOrAfterFlags(t *testing.T) {
 	}
 }
 
-func serve(args []string, getenv func(string) string) error {
-	_, err := process.ParseServeConfig(args, getenv, io.Discard)
+func serve(args []string, lookupEnv process.LookupEnv) error {
+	_, err := process.ParseServeConfig(args, lookupEnv, io.Discard)
 	return err
 }
 
-func work(args []string, getenv func(string) string) error {
-	_, err := process.ParseWorkConfig(args, getenv, io.Discard)
+func work(args []string, lookupEnv process.LookupEnv) error {
+	_, err := process.ParseWorkConfig(args, lookupEnv, io.Discard)
 	return err
 }
 
-func migrate(args []string, getenv func(string) string) error {
-	_, _, err := process.ParseMigrateConfig(args, getenv, io.Discard)
+func migrate(args []string, lookupEnv process.LookupEnv) error {
+	_, _, err := process.ParseMigrateConfig(args, lookupEnv, io.Discard)
 	return err
 }
 

@@ -8,7 +8,8 @@ import (
 )
 
 // LogValue shows the configuration in logs without its secrets: the passwords of the
-// database and Redis URLs are replaced by xxxxx and the API tokens are only counted. The
+// database and Redis URLs are replaced by xxxxx, and the API tokens and the SQS credentials
+// are only counted. The
 // settings of the API appear only in the configuration of `retsu serve`, the only command
 // that has an address, and those of the cleaners only where they run.
 func (c Config) LogValue() slog.Value {
@@ -33,8 +34,11 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 			slog.Duration("request_timeout", c.RequestTimeout),
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
+			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
 			slog.Int("api_tokens", len(c.APITokens)),
 			slog.Bool("dashboard", c.Dashboard),
+			slog.String("sqs_addr", c.SQSAddr),
+			slog.Int("sqs_credentials", len(c.SQSCredentials)),
 			slog.Bool("workers", c.Workers),
 		)
 	}
@@ -43,6 +47,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("cleanup_interval", c.Cleaners.Interval),
 			slog.Int("cleanup_batch_size", c.Cleaners.BatchSize),
 			slog.Duration("dead_letter_retention", c.Cleaners.DeadLetterRetention),
+			slog.Duration("idempotency_retention", c.Cleaners.IdempotencyRetention),
 		)
 	}
 	attrs = append(attrs, slog.String("log_level", c.LogLevel.String()), slog.String("log_format", c.LogFormat))

@@ -25,6 +25,8 @@ type Server struct {
 	stores  *stores
 	service *app.Service
 	handler http.Handler
+	// sqsHandler serves the SQS-compatible endpoint; nil without one.
+	sqsHandler http.Handler
 	// cleaners is nil when cfg.Workers is off.
 	cleaners *app.Cleaners
 	closers  closers
@@ -64,8 +66,11 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		Observer:              metrics,
 		APITokens:             cfg.APITokens,
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
+		MaxWaitingRequests:    cfg.MaxWaitingRequests,
 		RequestTimeout:        cfg.RequestTimeout,
+		MaxHeaderBytes:        cfg.MaxHeaderBytes,
 	})
+	s.sqsHandler = newSQSHandler(s.service, cfg, log)
 	if cfg.Dashboard {
 		// In front of the API's middleware: the pages are public, and their calls to the
 		// API carry the token and pass its checks like any other client's.
@@ -96,12 +101,18 @@ func (s *Server) openCache(ctx context.Context) (ports.QueueCache, func(context.
 	return cache, cache.Ping, nil
 }
 
-// Serve listens on cfg.Addr and serves the API until ctx is done, then stops accepting
-// connections and waits up to cfg.ShutdownTimeout for the requests in flight.
+// Serve listens on cfg.Addr, and on cfg.SQSAddr when it is set, and serves the API and the
+// SQS endpoint until ctx is done, then stops accepting connections and waits up to
+// cfg.ShutdownTimeout for the requests in flight.
 func (s *Server) Serve(ctx context.Context) error {
 	listener, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	sqs, err := s.startSQS()
+	if err != nil {
+		listener.Close()
+		return err
 	}
 	server := httpapi.NewServer(s.handler, httpapi.ServerOptions{
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
@@ -112,7 +123,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		Logger:            s.log,
 	})
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(listener) }()
+	go func() { served <- server.Serve(httpapi.NewListener(listener)) }()
 	s.log.Info("serving the API", "addr", listener.Addr().String(), "store", s.cfg.Store)
 	stopCleaners := s.startCleaners()
 	defer stopCleaners()
@@ -120,17 +131,24 @@ func (s *Server) Serve(ctx context.Context) error {
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
+	case err := <-sqs.failed():
+		return fmt.Errorf("serve the SQS endpoint: %w", err)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: waiting for requests in flight", "timeout", s.cfg.ShutdownTimeout)
 	s.service.Close() // waiting dequeues answer now, with nothing
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	sqsStopped := make(chan error, 1)
+	go func() { sqsStopped <- sqs.shutdown(shutdownCtx) }()
 	if err := server.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if err := <-sqsStopped; err != nil {
+		return err
 	}
 	s.log.Info("stopped")
 	return nil

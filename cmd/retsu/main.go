@@ -34,7 +34,7 @@ Run "retsu <command> --help" for the flags of a command.
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitStatus(err, os.Stderr))
 }
@@ -44,7 +44,7 @@ var errUsage = errors.New("unknown command")
 
 // run carries out the command in args. It returns when the command is done or, for serve,
 // when ctx is cancelled and the server has stopped.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage
@@ -52,11 +52,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	command, args := args[0], args[1:]
 	switch command {
 	case "serve":
-		return serve(ctx, args, getenv, stderr)
+		return serve(ctx, args, lookupEnv, stderr)
 	case "work":
-		return work(ctx, args, getenv, stderr)
+		return work(ctx, args, lookupEnv, stderr)
 	case "migrate":
-		cfg, sub, err := process.ParseMigrateConfig(args, getenv, stderr)
+		cfg, sub, err := process.ParseMigrateConfig(args, lookupEnv, stderr)
 		if err != nil {
 			return err
 		}
@@ -72,8 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return errUsage
 }
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := process.ParseServeConfig(args, getenv, stderr)
+func serve(ctx context.Context, args []string, lookupEnv process.LookupEnv, stderr io.Writer) error {
+	cfg, err := process.ParseServeConfig(args, lookupEnv, stderr)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	return server.Serve(ctx)
 }
 
-func work(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := process.ParseWorkConfig(args, getenv, stderr)
+func work(ctx context.Context, args []string, lookupEnv process.LookupEnv, stderr io.Writer) error {
+	cfg, err := process.ParseWorkConfig(args, lookupEnv, stderr)
 	if err != nil {
 		return err
 	}

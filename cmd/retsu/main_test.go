@@ -10,7 +10,7 @@ import (
 
 func TestRun_ExitStatusAndMessages(t *testing.T) {
 	t.Parallel()
-	noEnv := func(string) string { return "" }
+	noEnv := func(string) (string, bool) { return "", false }
 	tests := []struct {
 		name   string
 		args   []string

@@ -43,7 +43,7 @@ cpu() {
 }
 
 sleep $((sample / 2 + 2))
-postgres_pids=$(pgrep -u postgres postgres || true) # its backends connected during the warm-up
+postgres_pids=$(postgres_pids) # its backends connected during the warm-up
 g0=$(cpu "$loadgen"); s0=$(cpu "$server"); p0=$(cpu $postgres_pids)
 sleep "$sample"
 g1=$(cpu "$loadgen"); s1=$(cpu "$server"); p1=$(cpu $postgres_pids)

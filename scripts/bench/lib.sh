@@ -19,3 +19,11 @@ wait_for_listener() {
 		sleep 0.2
 	done
 }
+
+# postgres_pids prints the process IDs of the services' PostgreSQL: its postmaster and every
+# process it started (backends, checkpointer, WAL writer…), and no other cluster's.
+postgres_pids() {
+	local postmaster
+	postmaster=$(head -1 .run/pg/data/postmaster.pid)
+	echo "$postmaster" $(pgrep -P "$postmaster")
+}

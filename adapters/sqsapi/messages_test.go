@@ -1,0 +1,455 @@
+package sqsapi_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/matryer/is"
+)
+
+// stringAttribute returns a String message attribute.
+func stringAttribute(value string) types.MessageAttributeValue {
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(value)}
+}
+
+func TestSendMessage_AnswersTheDigestsOfBodyAndAttributes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	out, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("hello"),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			"test_attribute_name_2": stringAttribute("test_attribute_value_2"),
+			"test_attribute_name_1": stringAttribute("test_attribute_value_1"),
+		}})
+
+	is.NoErr(err)                                                                          // the SDK checked MD5OfMessageBody itself
+	is.Equal(aws.ToString(out.MD5OfMessageBody), "5d41402abc4b2a76b9719d911017c592")       // MD5("hello")
+	is.Equal(aws.ToString(out.MD5OfMessageAttributes), "d53f3b558fe951154770f25cb63dbba9") // AWS's own example
+}
+
+func TestReceiveMessage_ReturnsBodyAttributesAndSystemAttributes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	before := time.Now()
+	sent, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("héllo ☃"),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			"kind":  stringAttribute("order"),
+			"count": {DataType: aws.String("Number.int"), StringValue: aws.String("42")},
+			"blob":  {DataType: aws.String("Binary"), BinaryValue: []byte{0, 1, 2, 255}},
+		}})
+	is.NoErr(err)
+
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url,
+		MessageAttributeNames:       []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+
+	is.NoErr(err) // the SDK checked MD5OfBody itself
+	is.Equal(len(out.Messages), 1)
+	m := out.Messages[0]
+	is.Equal(aws.ToString(m.MessageId), aws.ToString(sent.MessageId))
+	is.Equal(aws.ToString(m.Body), "héllo ☃")
+	is.Equal(aws.ToString(m.MD5OfMessageAttributes), aws.ToString(sent.MD5OfMessageAttributes)) // the digest of what was sent
+	is.Equal(aws.ToString(m.MessageAttributes["count"].StringValue), "42")
+	is.Equal(aws.ToString(m.MessageAttributes["count"].DataType), "Number.int")
+	is.Equal(m.MessageAttributes["blob"].BinaryValue, []byte{0, 1, 2, 255})
+	is.Equal(m.Attributes["ApproximateReceiveCount"], "1")
+	sentAt, _ := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64)
+	firstAt, _ := strconv.ParseInt(m.Attributes["ApproximateFirstReceiveTimestamp"], 10, 64)
+	is.True(sentAt >= before.UnixMilli()-1 && sentAt <= firstAt) // milliseconds, sent before first received
+}
+
+func TestReceiveMessage_SelectedAttributes_DigestCoversWhatIsReturned(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	_, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m"),
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			"order.id": stringAttribute("1"), "order.kind": stringAttribute("a"), "other": stringAttribute("x"),
+		}})
+	is.NoErr(err)
+	only, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m"),
+		MessageAttributes: map[string]types.MessageAttributeValue{"order.id": stringAttribute("1"), "order.kind": stringAttribute("a")}})
+	is.NoErr(err)
+
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: []string{"order.*"}})
+
+	is.NoErr(err)
+	m := out.Messages[0]
+	is.Equal(len(m.MessageAttributes), 2)                                                       // the prefix's attributes only
+	is.Equal(aws.ToString(m.MD5OfMessageAttributes), aws.ToString(only.MD5OfMessageAttributes)) // digested as returned
+	is.Equal(m.Attributes, map[string]string(nil))                                              // no system attribute asked for
+}
+
+func TestSendMessage_PriorityAttribute_OrdersDelivery(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	for _, p := range []string{"LOW", "MEDIUM", "HIGH"} {
+		in := &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(p)}
+		if p != "MEDIUM" {
+			in.MessageAttributes = map[string]types.MessageAttributeValue{"Priority": stringAttribute(p)}
+		}
+		_, err := e.sqs.SendMessage(e.ctx(), in)
+		is.NoErr(err)
+	}
+
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
+
+	is.NoErr(err)
+	var order []string
+	for _, m := range out.Messages {
+		order = append(order, aws.ToString(m.Body))
+	}
+	is.Equal(order, []string{"HIGH", "MEDIUM", "LOW"}) // HIGH, then MEDIUM (sent without the attribute), then LOW
+}
+
+func TestSendMessage_InvalidInput_IsRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	tests := []struct {
+		name string
+		in   sqs.SendMessageInput
+		code string
+	}{
+		{"unknown priority", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"Priority": stringAttribute("URGENT")}}, "InvalidParameterValue"},
+		{"priority as a number", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"Priority": {DataType: aws.String("Number"), StringValue: aws.String("1")}}}, "InvalidParameterValue"},
+		{"lowercase priority", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"Priority": stringAttribute("high")}}, "InvalidParameterValue"},
+		{"delay past 900 s", sqs.SendMessageInput{MessageBody: aws.String("m"), DelaySeconds: 901}, "InvalidParameterValue"},
+		{"FIFO group", sqs.SendMessageInput{MessageBody: aws.String("m"), MessageGroupId: aws.String("g")}, "InvalidParameterValue"},
+		{"a number that is not one", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"n": {DataType: aws.String("Number"), StringValue: aws.String("12x")}}}, "InvalidParameterValue"},
+		{"reserved attribute name", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageAttributes: map[string]types.MessageAttributeValue{"AWS.x": stringAttribute("v")}}, "InvalidParameterValue"},
+		{"control character", sqs.SendMessageInput{MessageBody: aws.String("a\x01b")}, "InvalidMessageContents"},
+		{"NUL", sqs.SendMessageInput{MessageBody: aws.String("\x00")}, "InvalidMessageContents"},
+		{"too large", sqs.SendMessageInput{MessageBody: aws.String(repeat("a", 256<<10+1))}, "InvalidParameterValue"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			in := test.in
+			in.QueueUrl = &url
+
+			_, err := e.sqs.SendMessage(e.ctx(), &in)
+
+			is.Equal(apiCode(err), test.code)
+		})
+	}
+}
+
+func repeat(s string, n int) string {
+	b := make([]byte, 0, n*len(s))
+	for range n {
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+func TestSendMessageBatch_FailsInvalidEntriesAndSendsTheOthers(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	out, err := e.sqs.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String("first")},
+		{Id: aws.String("b"), MessageBody: aws.String("bad"), MessageAttributes: map[string]types.MessageAttributeValue{"Priority": stringAttribute("NOW")}},
+		{Id: aws.String("c"), MessageBody: aws.String("third"), DelaySeconds: 0},
+	}})
+
+	is.NoErr(err) // the SDK checked each MD5OfMessageBody
+	is.Equal(len(out.Successful), 2)
+	is.Equal(aws.ToString(out.Successful[0].Id), "a")
+	is.Equal(aws.ToString(out.Successful[1].Id), "c")
+	is.Equal(len(out.Failed), 1)
+	is.Equal(aws.ToString(out.Failed[0].Id), "b")
+	is.Equal(aws.ToString(out.Failed[0].Code), "InvalidParameterValue")
+	is.True(out.Failed[0].SenderFault)
+	received, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, MaxNumberOfMessages: 10})
+	is.NoErr(err)
+	is.Equal(len(received.Messages), 2) // the valid entries were stored
+}
+
+func TestSendMessageBatch_BatchErrors(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	entry := func(id string) types.SendMessageBatchRequestEntry {
+		return types.SendMessageBatchRequestEntry{Id: aws.String(id), MessageBody: aws.String("m")}
+	}
+	eleven := make([]types.SendMessageBatchRequestEntry, 11)
+	for i := range eleven {
+		eleven[i] = entry(strconv.Itoa(i))
+	}
+	big := repeat("a", 200<<10)
+	tests := []struct {
+		name    string
+		entries []types.SendMessageBatchRequestEntry
+		check   func(error) bool
+	}{
+		{"empty", []types.SendMessageBatchRequestEntry{}, isError[*types.EmptyBatchRequest]},
+		{"eleven", eleven, isError[*types.TooManyEntriesInBatchRequest]},
+		{"repeated ID", []types.SendMessageBatchRequestEntry{entry("x"), entry("x")}, isError[*types.BatchEntryIdsNotDistinct]},
+		{"bad ID", []types.SendMessageBatchRequestEntry{entry("a b")}, isError[*types.InvalidBatchEntryId]},
+		{"too long together", []types.SendMessageBatchRequestEntry{
+			{Id: aws.String("a"), MessageBody: &big}, {Id: aws.String("b"), MessageBody: &big}}, isError[*types.BatchRequestTooLong]},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			_, err := e.sqs.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: test.entries})
+
+			is.True(test.check(err)) // the SDK's error type
+		})
+	}
+}
+
+func TestReceiveMessage_LongPoll_IsWokenBySend(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("late")})
+	}()
+
+	start := time.Now()
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 20})
+
+	is.NoErr(err)
+	is.Equal(len(out.Messages), 1)                    // the message sent during the wait
+	is.True(time.Since(start) < 5*time.Second)        // as soon as it came
+	is.True(time.Since(start) > 250*time.Millisecond) // not before
+}
+
+func TestReceiveMessage_LongPoll_EmptyAfterTheWait(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	start := time.Now()
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 1})
+
+	is.NoErr(err)
+	is.Equal(len(out.Messages), 0)                     // nothing came
+	is.True(time.Since(start) >= 900*time.Millisecond) // after waiting the time asked for
+}
+
+func TestReceiveMessage_LongPoll_NotCutByTheRequestTimeoutNorCountedAsARequest(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setupWith(t, optionsWithLimits(1, 100*time.Millisecond))
+	url := e.createQueue("orders", nil)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 1})
+		waited <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the receive waits
+
+	_, sendErr := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
+
+	is.NoErr(sendErr)  // the one place of concurrent requests was free
+	is.NoErr(<-waited) // and the wait outlived the 100 ms request timeout
+}
+
+func TestReceiveMessage_InvalidParameters(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	tests := []struct {
+		name string
+		in   sqs.ReceiveMessageInput
+		code string
+	}{
+		{"eleven messages", sqs.ReceiveMessageInput{MaxNumberOfMessages: 11}, "InvalidParameterValue"},
+		{"wait past 20 s", sqs.ReceiveMessageInput{WaitTimeSeconds: 21}, "InvalidParameterValue"},
+		{"visibility past 12 h", sqs.ReceiveMessageInput{VisibilityTimeout: 43201}, "InvalidParameterValue"},
+		{"unknown system attribute", sqs.ReceiveMessageInput{MessageSystemAttributeNames: []types.MessageSystemAttributeName{"Colour"}}, "InvalidAttributeName"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			in := test.in
+			in.QueueUrl = &url
+
+			_, err := e.sqs.ReceiveMessage(e.ctx(), &in)
+
+			is.Equal(apiCode(err), test.code)
+		})
+	}
+}
+
+// receiveOne sends a message and receives it.
+func (e *endpoint) receiveOne(url string, in *sqs.ReceiveMessageInput) types.Message {
+	e.t.Helper()
+	if _, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")}); err != nil {
+		e.t.Fatal(err)
+	}
+	if in == nil {
+		in = &sqs.ReceiveMessageInput{}
+	}
+	in.QueueUrl = &url
+	out, err := e.sqs.ReceiveMessage(e.ctx(), in)
+	if err != nil || len(out.Messages) != 1 {
+		e.t.Fatalf("receive: %v, %d messages", err, len(out.Messages))
+	}
+	return out.Messages[0]
+}
+
+func TestDeleteMessage_RemovesTheMessage_AndAStaleHandleSucceeds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	m := e.receiveOne(url, nil)
+
+	_, err := e.sqs.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+	is.NoErr(err)
+	_, again := e.sqs.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+
+	is.NoErr(again) // deleting with a stale handle succeeds, as in SQS
+	stats, err := e.svc.Stats(e.ctx(), mustQueueID(t, e, "orders"))
+	is.NoErr(err)
+	is.Equal(stats.Priorities[1].InFlight+stats.Priorities[1].Ready, int64(0)) // the message is gone
+}
+
+func TestDeleteMessage_InvalidHandle_IsReceiptHandleIsInvalid(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	other := e.createQueue("other", nil)
+	ofOther := e.receiveOne(other, nil)
+	for name, handle := range map[string]string{
+		"garbage":         "not-a-handle",
+		"another queue's": aws.ToString(ofOther.ReceiptHandle),
+		"too short":       aws.ToString(ofOther.ReceiptHandle)[:40],
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			_, err := e.sqs.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: aws.String(handle)})
+
+			is.True(isError[*types.ReceiptHandleIsInvalid](err)) // the SDK's error type
+		})
+	}
+}
+
+func TestDeleteMessageBatch_DeletesValidEntriesAndFailsInvalidOnes(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	first, second := e.receiveOne(url, nil), e.receiveOne(url, nil)
+
+	out, err := e.sqs.DeleteMessageBatch(e.ctx(), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: []types.DeleteMessageBatchRequestEntry{
+		{Id: aws.String("1"), ReceiptHandle: first.ReceiptHandle},
+		{Id: aws.String("2"), ReceiptHandle: aws.String("garbage")},
+		{Id: aws.String("3"), ReceiptHandle: second.ReceiptHandle},
+	}})
+
+	is.NoErr(err)
+	is.Equal(len(out.Successful), 2)
+	is.Equal(len(out.Failed), 1)
+	is.Equal(aws.ToString(out.Failed[0].Id), "2")
+	is.Equal(aws.ToString(out.Failed[0].Code), "ReceiptHandleIsInvalid")
+	stats, err := e.svc.Stats(e.ctx(), mustQueueID(t, e, "orders"))
+	is.NoErr(err)
+	is.Equal(stats.Priorities[1].InFlight, int64(0)) // both deliveries were completed
+}
+
+func TestChangeMessageVisibility_ZeroReleasesAndAPositiveTimeoutExtends(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", map[string]string{"VisibilityTimeout": "1"})
+	m := e.receiveOne(url, nil)
+
+	_, err := e.sqs.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30})
+	is.NoErr(err)
+	time.Sleep(1100 * time.Millisecond) // past the queue's 1 s
+	hidden, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url})
+	is.NoErr(err)
+	is.Equal(len(hidden.Messages), 0) // the extension holds it
+
+	_, err = e.sqs.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0})
+	is.NoErr(err)
+	again, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"ApproximateReceiveCount"}})
+	is.NoErr(err)
+	is.Equal(len(again.Messages), 1)                                       // released at once
+	is.Equal(again.Messages[0].Attributes["ApproximateReceiveCount"], "2") // its second receive
+}
+
+func TestChangeMessageVisibility_LostLease_IsInvalidParameterValue(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	m := e.receiveOne(url, nil)
+	_, err := e.sqs.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle})
+	is.NoErr(err)
+
+	_, err = e.sqs.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 30})
+
+	is.Equal(apiCode(err), "InvalidParameterValue") // as SQS answers for a message that is gone
+}
+
+func TestReceiveMessage_VisibilityTimeout_HoldsTheMessageThatLong(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", map[string]string{"VisibilityTimeout": "1"})
+	e.receiveOne(url, &sqs.ReceiveMessageInput{VisibilityTimeout: 30})
+
+	time.Sleep(1100 * time.Millisecond) // past the queue's 1 s
+	out, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url})
+
+	is.NoErr(err)
+	is.Equal(len(out.Messages), 0) // still held for the 30 s asked for
+}
+
+func TestChangeMessageVisibilityBatch_ReportsEachEntry(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	held, gone := e.receiveOne(url, nil), e.receiveOne(url, nil)
+	_, err := e.sqs.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: &url, ReceiptHandle: gone.ReceiptHandle})
+	is.NoErr(err)
+
+	out, err := e.sqs.ChangeMessageVisibilityBatch(e.ctx(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url,
+		Entries: []types.ChangeMessageVisibilityBatchRequestEntry{
+			{Id: aws.String("held"), ReceiptHandle: held.ReceiptHandle, VisibilityTimeout: 60},
+			{Id: aws.String("gone"), ReceiptHandle: gone.ReceiptHandle, VisibilityTimeout: 60},
+			{Id: aws.String("long"), ReceiptHandle: held.ReceiptHandle, VisibilityTimeout: 43201},
+		}})
+
+	is.NoErr(err)
+	is.Equal(len(out.Successful), 1)
+	is.Equal(aws.ToString(out.Successful[0].Id), "held")
+	is.Equal(len(out.Failed), 2)
+	is.Equal(aws.ToString(out.Failed[0].Id), "gone") // its lease is lost
+	is.Equal(aws.ToString(out.Failed[0].Code), "InvalidParameterValue")
+	is.Equal(aws.ToString(out.Failed[1].Id), "long") // out of range
+}

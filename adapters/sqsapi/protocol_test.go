@@ -1,0 +1,213 @@
+package sqsapi_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/sqsapi"
+)
+
+const getQueueURLTarget = "AmazonSQS.GetQueueUrl"
+
+func TestError_HasTheShapeAndHeaderTheSDKsRead(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+
+	res := e.post(getQueueURLTarget, "application/x-amz-json-1.0", `{"QueueName":"missing"}`, true)
+
+	shape, message, queryError := res.errorOf(t)
+	is.Equal(res.status, http.StatusBadRequest)
+	is.Equal(res.header.Get("Content-Type"), "application/x-amz-json-1.0")
+	is.Equal(shape, "com.amazonaws.sqs#QueueDoesNotExist")                 // the shape the SDKs' types match
+	is.Equal(queryError, "AWS.SimpleQueueService.NonExistentQueue;Sender") // the legacy code and fault
+	is.Equal(message, "The specified queue does not exist.")
+	is.True(res.header.Get("x-amzn-RequestId") != "") // every answer names its request
+}
+
+func TestSignature_WrongSecret_IsSignatureDoesNotMatch(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+
+	_, err := e.client(accessKeyID, "not-the-secret-key-at-all").ListQueues(e.ctx(), &sqs.ListQueuesInput{})
+
+	is.Equal(apiCode(err), "SignatureDoesNotMatch")
+}
+
+func TestSignature_UnknownAccessKey_IsInvalidClientTokenId(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+
+	_, err := e.client("AKIDUNKNOWN", secretKey).ListQueues(e.ctx(), &sqs.ListQueuesInput{})
+
+	is.Equal(apiCode(err), "InvalidClientTokenId")
+}
+
+func TestSignature_StaleDate_IsRefused(t *testing.T) {
+	t.Parallel()
+	for name, offset := range map[string]time.Duration{"16 minutes ago": -16 * time.Minute, "in 16 minutes": 16 * time.Minute} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			e := setup(t)
+			body := `{"QueueName":"orders"}`
+			req, err := http.NewRequest(http.MethodPost, e.url+"/", strings.NewReader(body))
+			is.NoErr(err)
+			req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+			req.Header.Set("X-Amz-Target", getQueueURLTarget)
+			signRequest(t, req, []byte(body), secretKey, time.Now().Add(offset))
+
+			res := e.do(req)
+
+			shape, message, _ := res.errorOf(t)
+			is.Equal(res.status, http.StatusForbidden)
+			is.Equal(shape, "com.amazonaws.sqs#SignatureDoesNotMatch") // what the SDKs correct their clock skew on
+			is.True(strings.Contains(message, "Signature"))
+		})
+	}
+}
+
+func TestSignature_WithinTheSkew_IsAccepted(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setupWith(t, sqsapi.Options{Credentials: map[string]string{accessKeyID: secretKey},
+		Now: func() time.Time { return time.Now().Add(14 * time.Minute) }})
+
+	_, err := e.sqs.ListQueues(e.ctx(), &sqs.ListQueuesInput{})
+
+	is.NoErr(err) // 14 minutes apart is within AWS's 15
+}
+
+func TestSignature_TamperedBody_IsSignatureDoesNotMatch(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	signed := `{"QueueName":"orders"}`
+	req, err := http.NewRequest(http.MethodPost, e.url+"/", strings.NewReader(signed))
+	is.NoErr(err)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.CreateQueue")
+	signRequest(t, req, []byte(signed), secretKey, time.Now())
+	tampered := []byte(`{"QueueName":"orderz"}`)
+	req.Body, req.ContentLength = nopCloser{bytes.NewReader(tampered)}, int64(len(tampered))
+
+	res := e.do(req)
+
+	shape, _, _ := res.errorOf(t)
+	is.Equal(shape, "com.amazonaws.sqs#SignatureDoesNotMatch") // the body is part of the signature
+	_, err = e.sqs.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String("orderz")})
+	is.True(isError[*types.QueueDoesNotExist](err)) // and nothing was created
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+func TestSignature_Missing_IsMissingAuthenticationToken(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+
+	res := e.post(getQueueURLTarget, "application/x-amz-json-1.0", `{"QueueName":"orders"}`, false)
+
+	shape, _, queryError := res.errorOf(t)
+	is.Equal(res.status, http.StatusForbidden)
+	is.Equal(shape, "com.amazonaws.sqs#MissingAuthenticationToken")
+	is.Equal(queryError, "MissingAuthenticationToken;Sender")
+}
+
+func TestSignature_NoCredentialsConfigured_TheEndpointIsOpen(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setupWith(t, sqsapi.Options{})
+
+	res := e.post("AmazonSQS.CreateQueue", "application/x-amz-json-1.0", `{"QueueName":"orders"}`, false)
+	_, err := e.client("any", "thing-at-all-whatsoever").GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String("orders")})
+
+	is.Equal(res.status, http.StatusOK) // unsigned requests are served
+	is.NoErr(err)                       // and signed ones, whatever their key
+}
+
+func TestActions_UnsupportedOnes_AreUnsupportedOperation(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	_, tagErr := e.sqs.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: &url, Tags: map[string]string{"a": "b"}})
+	_, permErr := e.sqs.AddPermission(e.ctx(), &sqs.AddPermissionInput{QueueUrl: &url, Label: aws.String("l"),
+		AWSAccountIds: []string{"1"}, Actions: []string{"SendMessage"}})
+
+	is.True(isError[*types.UnsupportedOperation](tagErr)) // the SDK's error type
+	is.True(isError[*types.UnsupportedOperation](permErr))
+}
+
+func TestRequests_OutsideTheProtocol_AreRefused(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	tests := []struct {
+		name, target, contentType, body, shape string
+		status                                 int
+	}{
+		{"unknown action", "AmazonSQS.Fly", "application/x-amz-json-1.0", `{}`, "com.amazonaws.sqs#InvalidAction", 400},
+		{"no target", "", "application/x-amz-json-1.0", `{}`, "com.amazonaws.sqs#InvalidAction", 400},
+		{"plain JSON", getQueueURLTarget, "application/json", `{}`, "com.amazonaws.sqs#SerializationException", 400},
+		{"malformed JSON", getQueueURLTarget, "application/x-amz-json-1.0", `{"QueueName":`, "com.amazonaws.sqs#SerializationException", 400},
+		{"a number for a string", getQueueURLTarget, "application/x-amz-json-1.0", `{"QueueName":1}`, "com.amazonaws.sqs#SerializationException", 400},
+		{"too large", getQueueURLTarget, "application/x-amz-json-1.0", `{"QueueName":"` + strings.Repeat("a", sqsapi.MaxBodyBytes) + `"}`,
+			"com.amazonaws.sqs#RequestEntityTooLarge", 413},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			res := e.post(test.target, test.contentType, test.body, true)
+
+			shape, _, _ := res.errorOf(t)
+			is.Equal(res.status, test.status)
+			is.Equal(shape, test.shape)
+		})
+	}
+}
+
+func TestRequests_OfTheQueryProtocol_GetAnXMLErrorThatSaysWhy(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+
+	res := e.post("", "application/x-www-form-urlencoded", "Action=ListQueues&Version=2012-11-05", true)
+
+	is.Equal(res.status, http.StatusBadRequest)
+	is.Equal(res.header.Get("Content-Type"), "text/xml") // what those SDKs read
+	is.True(bytes.Contains(res.body, []byte("<Code>InvalidAction</Code>")))
+	is.True(bytes.Contains(res.body, []byte("AWS JSON 1.0 protocol")))
+}
+
+func TestRequests_PastTheCap_AreServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setupWith(t, sqsapi.Options{MaxWaitingReceives: 1})
+	url := e.createQueue("orders", nil)
+	waiting := make(chan struct{})
+	go func() {
+		close(waiting)
+		_, _ = e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 2})
+	}()
+	<-waiting
+	time.Sleep(200 * time.Millisecond) // the first receive waits
+
+	_, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 2})
+
+	is.Equal(apiCode(err), "ServiceUnavailable") // a second waiting receive is past the cap
+}

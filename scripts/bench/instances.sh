@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Measures what PostgreSQL pays per message when several Retsu instances share it (issue 18):
+# the same total load (BENCH_PRODUCERS producers and BENCH_CONSUMERS consumers, spread over the
+# instances) against 1, 2 and 3 instances of `retsu serve` on one database and one Redis, in
+# one run, and for each the lifecycles/s, PostgreSQL's commits per lifecycle (xact_commit of
+# pg_stat_database) and its CPU per lifecycle (utime + stime of its processes in /proc).
+#
+# usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3")
+# Settings: BENCH_SECONDS (15), BENCH_WARMUP (3), BENCH_PRODUCERS (16), BENCH_CONSUMERS (16),
+# BENCH_BATCH (1: messages per request), BENCH_DB (retsu_bench_instances, recreated),
+# BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i). Expects the
+# services of scripts/services.sh and the binaries of `make build`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+eval "$(scripts/services.sh env)"
+source scripts/bench/lib.sh
+
+counts=${1:-1 2 3}
+seconds=${BENCH_SECONDS:-15}
+warmup=${BENCH_WARMUP:-3}
+producers=${BENCH_PRODUCERS:-16}
+consumers=${BENCH_CONSUMERS:-16}
+batch=${BENCH_BATCH:-1}
+db=${BENCH_DB:-retsu_bench_instances}
+redis_url=${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-3}
+port_base=${BENCH_PORT_BASE:-24270}
+url=$(database_url "$db")
+out=.run/bench
+mkdir -p "$out"
+
+servers=()
+stop_servers() {
+	for pid in "${servers[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${servers[@]}"; do wait "$pid" 2>/dev/null || true; done
+	servers=()
+}
+trap stop_servers EXIT
+
+# cpu_ticks PID... prints the CPU clock ticks (user and system) the processes used so far.
+cpu_ticks() {
+	local n=0 p t
+	for p in "$@"; do
+		t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) || t=0
+		n=$((n + ${t:-0}))
+	done
+	echo "$n"
+}
+
+commits() { psql -qXAt "$url" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
+
+hz=$(getconf CLK_TCK)
+printf '%-10s %14s %22s %24s %20s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" "Retsu CPU ms/lc"
+for n in $counts; do
+	recreate_database "$db"
+	.run/bin/retsu migrate up --database-url "$url"
+	urls=()
+	for ((i = 0; i < n; i++)); do
+		addr=127.0.0.1:$((port_base + i))
+		.run/bin/retsu serve --addr "$addr" --database-url "$url" --redis-url "$redis_url" --migrate=false \
+			--workers=false --log-level warn 2>"$out/instances-$n-$i.log" &
+		servers+=($!)
+		wait_for_listener "$addr"
+		urls+=("http://$addr")
+	done
+	list=$(IFS=,; echo "${urls[*]}")
+	.run/bin/retsu-bench run -url "$list" -name "instances-$n" -producers "$producers" -consumers "$consumers" \
+		-batch "$batch" -warmup "${warmup}s" -duration "${seconds}s" -out "$out/instances-$n.json" >"$out/instances-$n.txt" 2>&1 &
+	loadgen=$!
+	# Measure over the middle of the measurement: after the warm-up, for most of it.
+	sleep $((warmup + 1))
+	postgres=$(postgres_pids)
+	c0=$(commits); p0=$(cpu_ticks $postgres); r0=$(cpu_ticks "${servers[@]}"); t0=$(date +%s.%N)
+	sleep $((seconds - 2))
+	c1=$(commits); p1=$(cpu_ticks $postgres); r1=$(cpu_ticks "${servers[@]}"); t1=$(date +%s.%N)
+	wait "$loadgen"
+	stop_servers
+	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$n.json")
+	awk -v n="$n" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" 'BEGIN {
+		lifecycles = rate * (t1 - t0)
+		printf "%-10s %14.0f %22.3f %24.3f %20.3f\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles, r / hz * 1000 / lifecycles
+	}'
+done
+echo "details: $out/instances-*.{txt,json,log}"
