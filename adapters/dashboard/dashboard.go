@@ -112,20 +112,6 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// Mount returns a handler that serves the dashboard at /ui and under /ui/, and passes every
-// other request to next (the API). It routes by prefix rather than with an http.ServeMux,
-// which would redirect the unclean paths that the API answers with a 404 of its own.
-func Mount(next http.Handler) http.Handler {
-	h := New()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == strings.TrimSuffix(Prefix, "/") || strings.HasPrefix(r.URL.Path, Prefix) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // ServeHTTP answers GET and HEAD: /ui with a redirect to /ui/, an asset of this release with
 // its file, an asset of another release with 404, and every other path under /ui/ with
 // index.html, whose script shows the page of the address.

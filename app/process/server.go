@@ -58,6 +58,10 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 	s.service = app.NewService(app.Ports{
 		Queues: stores.queues, Messages: stores.messages, Cache: cache, Logger: log, Metrics: metrics,
 	}, app.Options{IdempotencyRetention: cfg.Cleaners.IdempotencyRetention})
+	var pages http.Handler
+	if cfg.Dashboard {
+		pages = dashboard.New()
+	}
 	s.handler = httpapi.NewHandler(s.service, httpapi.Options{
 		Logger:                log,
 		Ready:                 stores.ready,
@@ -69,13 +73,9 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		MaxWaitingRequests:    cfg.MaxWaitingRequests,
 		RequestTimeout:        cfg.RequestTimeout,
 		MaxHeaderBytes:        cfg.MaxHeaderBytes,
+		Dashboard:             pages,
 	})
 	s.sqsHandler = newSQSHandler(s.service, cfg, log)
-	if cfg.Dashboard {
-		// In front of the API's middleware: the pages are public, and their calls to the
-		// API carry the token and pass its checks like any other client's.
-		s.handler = dashboard.Mount(s.handler)
-	}
 	if cfg.Workers {
 		s.cleaners = newCleaners(stores, cfg, log, metrics)
 	}
