@@ -36,18 +36,22 @@ export function backlogChart() {
   return { element, draw };
 }
 
-// drawing returns the SVG children for the samples, as of now, width units wide.
+// drawing returns the SVG children for the samples, as of now, width units wide. The time
+// axis spans the whole minutes since the oldest sample, up to WINDOW_MS, so that a chart
+// fills its width from its first minute on.
 function drawing(samples, now, width) {
   const plotWidth = width - MARGIN.left - MARGIN.right;
   const plotHeight = HEIGHT - MARGIN.top - MARGIN.bottom;
+  const minutes = Math.min(WINDOW_MS / 60000, Math.max(1, Math.ceil((now - (samples[0]?.at ?? now)) / 60000)));
+  const span = minutes * 60000;
   const drawn = SERIES.filter(([member]) => samples.some((p) => p[member] !== undefined));
   const top = niceCeiling(Math.max(1, ...samples.flatMap((p) => drawn.map(([m]) => p[m] ?? 0))));
-  const x = (at) => MARGIN.left + ((at - (now - WINDOW_MS)) / WINDOW_MS) * plotWidth;
+  const x = (at) => MARGIN.left + ((at - (now - span)) / span) * plotWidth;
   const y = (n) => MARGIN.top + plotHeight - (n / top) * plotHeight;
   const latest = samples.at(-1);
 
   const children = [
-    s('title', { id: 'chart-title' }, `Backlog over the last ${WINDOW_MS / 60000} minutes`),
+    s('title', { id: 'chart-title' }, `Backlog over the last ${minutes === 1 ? 'minute' : `${minutes} minutes`}`),
     s('desc', { id: 'chart-desc' }, latest
       ? drawn.map(([m, label]) => `${label}: ${count(latest[m])}`).join(', ')
       : 'No counts yet: the page adds one every few seconds.'),
@@ -56,8 +60,9 @@ function drawing(samples, now, width) {
     children.push(s('line', { class: 'grid', x1: MARGIN.left, x2: width - MARGIN.right, y1: y(n), y2: y(n) }));
     children.push(s('text', { class: 'axis', x: MARGIN.left - 6, y: y(n) + 4, 'text-anchor': 'end' }, count(n)));
   }
-  const minutes = WINDOW_MS / 60000;
-  for (const [fraction, label] of [[0, `${minutes} min ago`], [0.5, `${minutes / 2} min ago`], [1, 'now']]) {
+  const ticks = [[0, `${minutes} min ago`], [1, 'now']];
+  if (minutes % 2 === 0) ticks.push([0.5, `${minutes / 2} min ago`]);
+  for (const [fraction, label] of ticks) {
     const anchor = fraction === 0 ? 'start' : fraction === 1 ? 'end' : 'middle';
     children.push(s('text', { class: 'axis', x: MARGIN.left + fraction * plotWidth, y: HEIGHT - 6, 'text-anchor': anchor }, label));
   }

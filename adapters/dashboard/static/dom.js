@@ -58,10 +58,11 @@ export function duration(seconds) {
   return parts.filter(([n]) => n > 0).map(([n, unit]) => `${n} ${unit}`).join(' ');
 }
 
-// time formats an RFC 3339 time of the API in UTC, to the second, as operators' logs do.
+// time formats an RFC 3339 time of the API in UTC, to the second, as operators' logs do;
+// the label or the column heading says UTC.
 export function time(iso) {
   const t = new Date(iso);
-  return Number.isNaN(t.getTime()) ? String(iso) : `${t.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+  return Number.isNaN(t.getTime()) ? String(iso) : t.toISOString().slice(0, 19).replace('T', ' ');
 }
 
 // plural returns "1 message" or "3 messages".

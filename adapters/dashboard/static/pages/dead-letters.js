@@ -25,7 +25,7 @@ export async function deadLettersPage({ main, params: [queueId], query, signal }
   const table = h('table', { class: 'dead-letters' },
     h('caption', { class: 'visually-hidden' }, `Dead letters of ${queue.name}`),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'select' }, selectAll),
-      ['ID', 'Priority', 'Attempts', 'Enqueued', 'Dead-lettered', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
+      ['ID', 'Priority', 'Attempts', 'Enqueued (UTC)', 'Dead-lettered (UTC)', 'Payload'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody'));
   const empty = h('p', { class: 'empty', hidden: true }, after === '' ? 'No dead letters.' : 'No dead letters after this one.');
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages of dead letters' });
@@ -76,8 +76,12 @@ export async function deadLettersPage({ main, params: [queueId], query, signal }
   const deleteSelected = h('button', {
     type: 'button', class: 'danger',
     onclick: act('Delete', (ids) => `Delete ${plural(ids.length, 'dead letter')} of ${queue.name}? This cannot be undone.`,
-      (ids) => eachLimited(ids, 4, (letterId) => call('DELETE', `${path}/dead-letters/${id(letterId)}`)),
-      (_, ids) => `Deleted ${plural(ids.length, 'dead letter')}.`),
+      async (ids) => {
+        // The API deletes dead letters one by one, or all at once.
+        await eachLimited(ids, 4, (letterId) => call('DELETE', `${path}/dead-letters/${id(letterId)}`));
+        return ids.length;
+      },
+      (deleted) => `Deleted ${plural(deleted, 'dead letter')}.`),
   }, 'Delete selected');
   const oldest = h('input', { id: 'redrive-count', type: 'number', inputmode: 'numeric', value: 10, step: 1, class: 'short' });
   const redriveOldest = h('button', {
@@ -121,7 +125,7 @@ function rows(queueId, letter, checked) {
     h('td', { colspan: 7 }, h('pre', { class: 'payload' }, letter.payload)));
   const long = letter.payload.length > PREVIEW;
   const toggle = h('button', {
-    type: 'button', class: 'quiet', 'aria-expanded': 'false',
+    type: 'button', class: 'link', 'aria-expanded': 'false',
     onclick: () => {
       full.hidden = !full.hidden;
       toggle.setAttribute('aria-expanded', String(!full.hidden));
