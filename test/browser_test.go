@@ -69,8 +69,8 @@ type tab struct {
 // test if the page reports a script error or a Content-Security-Policy violation.
 func openTab(t *testing.T, browser context.Context, base string) *tab {
 	t.Helper()
+	// No timeout on the tab's own context: it would close the tab. Each action has one.
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	b := &tab{t: t, ctx: ctx, base: base}
 	messages := chromedp.Console(ctx)
 	done := make(chan struct{})
@@ -84,7 +84,6 @@ func openTab(t *testing.T, browser context.Context, base string) *tab {
 		}
 	}()
 	t.Cleanup(func() {
-		cancelTimeout()
 		cancel()
 		<-done
 		b.mu.Lock()
@@ -128,16 +127,27 @@ func (b *tab) open(path string) {
 
 func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	if _, err := run(b, chromedp.Steps(actions...)); err != nil {
 		b.fail(err)
 	}
+}
+
+// actionTimeout bounds each action, so that a browser that stops answering fails the test
+// instead of holding it.
+const actionTimeout = 30 * time.Second
+
+// run runs one action in the tab, within actionTimeout.
+func run[T any](b *tab, action chromedp.Action[T]) (T, error) {
+	ctx, cancel := context.WithTimeout(b.ctx, actionTimeout)
+	defer cancel()
+	return chromedp.Run(ctx, action)
 }
 
 // fail ends the test with err, a screenshot of the page and its address.
 func (b *tab) fail(err error) {
 	b.t.Helper()
 	shot := b.screenshot("failed-" + strings.NewReplacer("/", "-", " ", "-").Replace(b.t.Name()))
-	location, _ := chromedp.Run(context.WithoutCancel(b.ctx), chromedp.Location())
+	location, _ := run(b, chromedp.Location())
 	b.t.Fatalf("%v\n(at %s; screenshot %s)", err, location, shot)
 }
 
@@ -145,7 +155,7 @@ func (b *tab) fail(err error) {
 // timeout long enough for two refreshes of the page's numbers.
 func (b *tab) waitFor(expression string) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, chromedp.Poll[chromedp.Void](expression,
+	if _, err := run(b, chromedp.Poll[chromedp.Void](expression,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		b.fail(fmt.Errorf("waiting for %s: %w", expression, err))
 	}
@@ -154,7 +164,7 @@ func (b *tab) waitFor(expression string) {
 // evaluate returns the value of a JavaScript expression in the page.
 func evaluate[T any](b *tab, expression string) T {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expression))
+	v, err := run(b, chromedp.Evaluate[T](expression))
 	if err != nil {
 		b.fail(fmt.Errorf("evaluate %s: %w", expression, err))
 	}
@@ -199,7 +209,7 @@ func (b *tab) screenshot(name string) string {
 
 func (b *tab) screenshotTo(dir, name string) string {
 	b.t.Helper()
-	png, err := chromedp.Run(context.WithoutCancel(b.ctx), chromedp.FullScreenshot(100))
+	png, err := run(b, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return ""

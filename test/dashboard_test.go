@@ -96,8 +96,11 @@ func testQueuesPageCounts(t *testing.T, rig *dashboardRig) {
 		rig.api.enqueue(q.ID, "job", "HIGH")
 	}
 	rig.api.enqueue(q.ID, "job", "LOW")
-	b.waitFor(queueCell(q.Name, "HIGH", "ready") + ` === '3'`) // within a refresh, the new messages show
-	b.waitFor(queueCell(q.Name, "LOW", "ready") + ` === '1'`)  // per priority
+	rig.api.enqueue(q.ID, "later", "MEDIUM", map[string]any{"delay_seconds": 600})
+	b.waitFor(queueCell(q.Name, "HIGH", "ready") + ` === '3'`)     // within a refresh, the new messages show
+	b.waitFor(queueCell(q.Name, "LOW", "ready") + ` === '1'`)      // per priority
+	b.waitFor(queueCell(q.Name, "MEDIUM", "delayed") + ` === '1'`) // a delayed one apart
+	b.waitFor(queueCell(q.Name, "MEDIUM", "ready") + ` === '0'`)   // not ready
 	if _, ok := rig.api.dequeue(q.ID); !ok {
 		t.Fatal("nothing to dequeue")
 	}
@@ -270,14 +273,14 @@ func deadLettered(t *testing.T, c *client, queueID string) int {
 }
 
 func testRedrive(t *testing.T, rig *dashboardRig) {
-	q, ids := deadLetters(t, rig.api, "redrive", "first", "second")
+	q, ids := deadLetters(t, rig.api, "redrive", "first", "second", "third")
 	b := openTab(t, rig.browser, rig.server.URL())
 	b.open("/ui/?prefix=" + q.Name)
-	b.waitFor(queueCell(q.Name, "HIGH", "dead") + ` === '2'`) // the list counts them
+	b.waitFor(queueCell(q.Name, "HIGH", "dead") + ` === '3'`) // the list counts them
 	b.click(fmt.Sprintf(`tbody[data-queue=%s] td.dead a`, js(q.Name)))
 	b.waitFor(`location.pathname === ` + js("/ui/queues/"+q.ID+"/dead-letters")) // and links to them
 	row := func(id string) string { return fmt.Sprintf(`document.querySelector('tr[data-id=%s]')`, js(id)) }
-	b.waitFor(row(ids[0]) + ` && ` + row(ids[1]))
+	b.waitFor(row(ids[0]) + ` && ` + row(ids[1]) + ` && ` + row(ids[2]))
 	b.screenshot("dead-letters")
 
 	b.click(fmt.Sprintf(`tr[data-id=%s] input[type=checkbox]`, js(ids[0])))
@@ -291,6 +294,23 @@ func testRedrive(t *testing.T, rig *dashboardRig) {
 	m, ok := rig.api.dequeue(q.ID)
 	if !ok || m.ID != ids[0] || m.Payload != "first" {
 		t.Errorf("after the redrive, dequeue gave %+v, %v", m, ok) // it is back in the queue
+	}
+
+	b.click(fmt.Sprintf(`tr[data-id=%s] input[type=checkbox]`, js(ids[1])))
+	b.press("Delete selected")
+	b.confirm("Delete 1 dead letter")
+	b.waitFor(row(ids[1]) + ` === null`) // the deleted one leaves the list
+	b.waitFor(`document.getElementById('notice').textContent.includes('Deleted 1 dead letter')`)
+	if res := rig.api.do(http.MethodGet, "/v1/queues/"+q.ID+"/dead-letters/"+ids[1], nil); res.Status != http.StatusNotFound {
+		t.Errorf("the deleted dead letter answers %d", res.Status) // and the queue
+	}
+
+	b.press("Delete all…")
+	b.confirm("Delete every dead letter of " + q.Name)
+	b.waitFor(row(ids[2]) + ` === null`)
+	b.waitFor(`document.querySelector('p.empty:not([hidden])')?.textContent === 'No dead letters.'`)
+	if n := deadLettered(t, rig.api, q.ID); n != 0 {
+		t.Errorf("%d dead letters left after deleting all", n)
 	}
 }
 
@@ -310,6 +330,14 @@ func testScriptPayload(t *testing.T, rig *dashboardRig) {
 	}
 	if n := evaluate[int](b, `document.querySelectorAll('main script, main img').length`); n != 0 {
 		t.Errorf("%d elements came from the payload", n) // nor became an element
+	}
+
+	b.press("Delete…")
+	b.confirm("Delete this dead letter")
+	b.waitFor(`location.pathname === ` + js("/ui/queues/"+q.ID+"/dead-letters")) // back to the list
+	b.waitFor(`document.querySelector('p.empty:not([hidden])')?.textContent === 'No dead letters.'`)
+	if res := rig.api.do(http.MethodGet, "/v1/queues/"+q.ID+"/dead-letters/"+ids[0], nil); res.Status != http.StatusNotFound {
+		t.Errorf("the deleted dead letter answers %d", res.Status)
 	}
 }
 
