@@ -6,7 +6,7 @@ SERVICES := scripts/services.sh
 WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 
 # Builds retsu and retsu-bench into .run/bin, where run, bench and scripts/bench use them.
-.PHONY: build run test fuzz chaos bench fmt services down clean
+.PHONY: build run test fuzz chaos bench screenshots fmt services down clean
 
 # The fuzz targets, each fuzzed for FUZZTIME by `make test`; `make fuzz FUZZTIME=10m` goes on longer.
 FUZZ_TARGETS := FuzzParseObject FuzzParseWholeNumber FuzzHandler FuzzQuery FuzzEnqueue_AcceptedPayloadRoundTrips FuzzFramer_AgreesWithNetHTTP
@@ -36,6 +36,12 @@ fuzz: services
 # The chaos scenarios of docs/reliability.md at their long scale, with their figures.
 chaos: services
 	$(WITH_ENV) RETSU_CHAOS_SCALE=long go test -count=1 -run '^TestChaos$$' -v -timeout 90m ./test/
+
+# The README's screenshots of the dashboard (docs/dashboard-*.png), after two minutes of a
+# changing backlog so that the chart has a history; `make test` saves its own under
+# .run/ui-screenshots/.
+screenshots: services
+	$(WITH_ENV) go test -tags screenshots -count=1 -run '^TestDashboard_DocsScreenshots$$' -v -timeout 10m ./test/
 
 # PostgreSQL's own ceiling, then Retsu on PostgreSQL and on its memory stores under the same
 # load, in one table (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other
