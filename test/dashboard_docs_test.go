@@ -47,11 +47,11 @@ func TestDashboard_DocsScreenshots(t *testing.T) {
 	b := openTab(t, rig.browser, rig.server.URL())
 	b.open("/ui/")
 	b.waitFor(`document.querySelectorAll('table.queues tbody').length === 5`)
-	// Two minutes of emails arriving faster than they are delivered, then slower.
+	// Less than two minutes of emails arriving faster than they are delivered, then slower.
 	emails := queues["emails"].ID
-	for step := range 60 {
+	for step := range 50 {
 		arrivals, deliveries := 6, 2
-		if step >= 35 {
+		if step >= 30 {
 			arrivals, deliveries = 1, 5
 		}
 		for i := range arrivals {

@@ -35,12 +35,12 @@ export async function queuesPage({ main, query, signal }) {
   );
 
   let rows = new Map(); // queue ID → its cells by priority
-  let shownIds = null; // the queues in the table, rebuilt only when they change
+  let shown = null; // the queues in the table and whether more follow: rebuilt when they change
   every(REFRESH_MS, signal, async () => {
     const page = await listPage(prefix, after, signal);
-    const ids = page.queues.map((q) => q.id).join();
-    if (ids !== shownIds) {
-      shownIds = ids;
+    const listed = `${page.queues.map((q) => q.id).join()} ${page.more}`;
+    if (listed !== shown) {
+      shown = listed;
       rows = showQueues(table, page.queues);
       showPager(pager, prefix, after, page);
       empty.textContent = prefix === '' ? 'No queues yet: create one below.' : `No queue name starts with “${prefix}”.`;
