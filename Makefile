@@ -6,7 +6,7 @@ SERVICES := scripts/services.sh
 WITH_ENV := env=$$($(SERVICES) env) && eval "$$env" &&
 
 # Builds retsu and retsu-bench into .run/bin, where run, bench and scripts/bench use them.
-.PHONY: build run test fuzz chaos bench fmt services down clean
+.PHONY: build run test fuzz chaos bench screenshots fmt services down clean
 
 # The fuzz targets and how many inputs `make test` gives each (a count, not a duration: with a
 # duration, Go 1.26's fuzzing coordinator may fail a target at the deadline with "context
@@ -40,6 +40,12 @@ fuzz: services
 # The chaos scenarios of docs/reliability.md at their long scale, with their figures.
 chaos: services
 	$(WITH_ENV) RETSU_CHAOS_SCALE=long go test -count=1 -run '^TestChaos$$' -v -timeout 90m ./test/
+
+# The README's screenshots of the dashboard (docs/dashboard-*.png), after two minutes of a
+# changing backlog so that the chart has a history; `make test` saves its own under
+# .run/ui-screenshots/.
+screenshots: services
+	$(WITH_ENV) go test -tags screenshots -count=1 -run '^TestDashboard_DocsScreenshots$$' -v -timeout 10m ./test/
 
 # PostgreSQL's own ceiling, then Retsu on PostgreSQL and on its memory stores under the same
 # load, in one table (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other

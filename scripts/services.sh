@@ -2,7 +2,8 @@
 # Local PostgreSQL and Redis for `make run` and `make test`, as plain processes under .run/.
 #
 # usage: scripts/services.sh up|down|status|env
-#   up      install what is missing (apt-get, as root), start both, create role and databases
+#   up      install what is missing (apt-get, as root: PostgreSQL, Redis, gcc, and Chromium for
+#           the dashboard's browser tests), start both, create role and databases
 #   down    stop both
 #   status  say what runs; exits 1 unless both answer
 #   env     print `export` lines for the Retsu environment variables, and nothing else
@@ -67,7 +68,7 @@ pg_home() {
 }
 
 install_missing() {
-	local packages=()
+	local packages=() browser=()
 	if ! pg_bin >/dev/null || ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
 		packages+=(postgresql postgresql-contrib redis-server)
 	fi
@@ -75,16 +76,29 @@ install_missing() {
 	if ! command -v cc >/dev/null; then
 		if is_root; then packages+=(gcc libc6-dev); else log "warning: no C compiler; \`go test -race\` needs gcc"; fi
 	fi
-	((${#packages[@]})) || return 0
+	# The dashboard's browser tests (test/dashboard_test.go) drive Debian's Chromium headless.
+	if ! command -v chromium >/dev/null; then
+		if is_root; then browser+=(chromium); else log "warning: no chromium; the dashboard's browser tests need it"; fi
+	fi
+	((${#packages[@]} + ${#browser[@]})) || return 0
 	if ! is_root; then
 		die "missing software; install it first, e.g.: sudo apt-get install -y ${packages[*]}"
 	fi
-	command -v apt-get >/dev/null || die "missing ${packages[*]} and no apt-get to install them"
-	log "installing ${packages[*]}"
+	command -v apt-get >/dev/null || die "missing ${packages[*]} ${browser[*]} and no apt-get to install them"
 	apt-get update >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y "${packages[@]}" >&2
-	pg_bin >/dev/null || die "PostgreSQL (initdb, pg_ctl, postgres) still not found after installing"
-	command -v redis-server >/dev/null || die "redis-server still not found after installing"
+	if ((${#packages[@]})); then
+		log "installing ${packages[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y "${packages[@]}" >&2
+		pg_bin >/dev/null || die "PostgreSQL (initdb, pg_ctl, postgres) still not found after installing"
+		command -v redis-server >/dev/null || die "redis-server still not found after installing"
+	fi
+	if ((${#browser[@]})); then
+		# Without its recommended packages (desktop integration, extra fonts, the sandbox
+		# helper): a fifth of the packages, and headless tests use none of them.
+		log "installing ${browser[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${browser[@]}" >&2
+		command -v chromium >/dev/null || die "chromium still not found after installing"
+	fi
 }
 
 pg_running() { [[ -f $(pg_home)/data/PG_VERSION ]] && as_pg "$(pg_bin)/pg_ctl" -D "$(pg_home)/data" status >/dev/null 2>&1; }

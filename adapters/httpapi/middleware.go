@@ -56,6 +56,29 @@ func bearerToken(r *http.Request) string {
 	return header[len(scheme):]
 }
 
+// dashboardRoute is where Options.Dashboard is served, and the route its requests are
+// logged and counted under.
+const dashboardRoute = "/ui/"
+
+// withDashboard sends /ui and the paths under /ui/ to dashboard, ahead of the token check,
+// and every other request to next. It matches by prefix, not with a mux route, so that the
+// dashboard answers every page address under /ui/ itself. A nil dashboard sends all to next.
+func withDashboard(dashboard, next http.Handler) http.Handler {
+	if dashboard == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != strings.TrimSuffix(dashboardRoute, "/") && !strings.HasPrefix(r.URL.Path, dashboardRoute) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if rec, ok := r.Context().Value(recorderKey{}).(*recorder); ok {
+			rec.route = dashboardRoute
+		}
+		dashboard.ServeHTTP(w, r)
+	})
+}
+
 // limitHeaders answers 431 headers_too_large, and closes the connection, when the request
 // line and headers of r take more than max bytes, counted as they travelled (each header
 // line with its colon, space and line break). Zero means no bound. net/http refuses larger

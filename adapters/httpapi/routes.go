@@ -47,6 +47,11 @@ type Options struct {
 	// hung database answers 503 instead of holding the request. A long poll has its wait
 	// on top. Zero means no bound.
 	RequestTimeout time.Duration
+	// Dashboard, when set, serves /ui and every path under /ui/ (the dashboard's pages)
+	// without a token: the pages are public, and the calls they make to the API carry the
+	// token like any client's. Their requests pass the checks of framing and header size
+	// that every request passes, and are logged and counted under the route /ui/.
+	Dashboard http.Handler
 	// MaxHeaderBytes, when above zero, bounds the size of a request's line and headers:
 	// past it, 431 headers_too_large. NewServer gives net/http a larger bound (see
 	// ServerOptions.MaxHeaderBytes), so that this answer, not net/http's plain text, is the
@@ -85,11 +90,12 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	r := a.routes()
 
 	// From the inside out: the routes admit their requests (see admission), requests come
-	// with a valid token, panics become 500 answers, oversized headers a 431, requests
-	// smuggled with two framings a 400, every request is logged and measured, and every
-	// answer carries a request ID.
+	// with a valid token but the dashboard's, panics become 500 answers, oversized headers
+	// a 431, requests smuggled with two framings a 400, every request is logged and
+	// measured, and every answer carries a request ID.
 	var h http.Handler = r
 	h = authenticate(o.APITokens, h, a.fail)
+	h = withDashboard(o.Dashboard, h)
 	h = recoverPanics(log, h, a.fail)
 	h = limitHeaders(o.MaxHeaderBytes, h, a.fail)
 	h = refuseAmbiguousFraming(h, a.fail)

@@ -66,6 +66,9 @@ type Config struct {
 	// must be signed with. They are secrets: never log them.
 	SQSCredentials []string
 
+	// Dashboard serves the dashboard's pages at /ui/ beside the API.
+	Dashboard bool
+
 	// Workers runs the cleaners inside `retsu serve`.
 	Workers bool
 	// Cleaners configure the expired-message and dead-letter cleaners.
@@ -123,6 +126,7 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.int(&c.MaxWaitingRequests, "max-waiting-requests", "RETSU_MAX_WAITING_REQUESTS", 10000, 1, "dequeues waiting for a message at once (long polls); the others get 503")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.sqs(c)
+		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
 	})

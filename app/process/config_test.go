@@ -33,6 +33,7 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.Equal(c.Store, process.StorePostgres)                // PostgreSQL by default
 	is.True(c.Migrate)                                      // migrating first
 	is.True(c.Workers)                                      // with the cleaners
+	is.True(c.Dashboard)                                    // with the dashboard at /ui/
 	is.Equal(c.Cleaners.Interval, 30*time.Second)           // every 30 s
 	is.Equal(c.Cleaners.BatchSize, 1000)                    // 1,000 rows a statement
 	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
@@ -122,6 +123,17 @@ func TestParseServeConfig_FlagsWinOverEnvironment(t *testing.T) {
 	is.Equal(c.Addr, "127.0.0.1:2")              // the flag wins over the variable
 	is.Equal(c.Cleaners.Interval, 5*time.Second) // a variable without a flag applies
 	is.True(!c.Workers)                          // --workers=false turns the cleaners off
+}
+
+func TestParseServeConfig_DashboardTurnsOff(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c, err := process.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_DASHBOARD", "false")), io.Discard)
+	is.NoErr(err)
+	is.True(!c.Dashboard) // RETSU_DASHBOARD=false turns the dashboard off
+	c, err = process.ParseServeConfig([]string{"--dashboard=false"}, env(merge(withDatabase, "RETSU_DASHBOARD", "true")), io.Discard)
+	is.NoErr(err)
+	is.True(!c.Dashboard) // and so does --dashboard=false, over the variable
 }
 
 func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {

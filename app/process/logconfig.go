@@ -36,6 +36,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
 			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
 			slog.Int("api_tokens", len(c.APITokens)),
+			slog.Bool("dashboard", c.Dashboard),
 			slog.String("sqs_addr", c.SQSAddr),
 			slog.Int("sqs_credentials", len(c.SQSCredentials)),
 			slog.Bool("workers", c.Workers),

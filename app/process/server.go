@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/memory"
 	"github.com/retsu/retsu/adapters/prometheus"
@@ -57,6 +58,10 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 	s.service = app.NewService(app.Ports{
 		Queues: stores.queues, Messages: stores.messages, Cache: cache, Logger: log, Metrics: metrics,
 	}, app.Options{IdempotencyRetention: cfg.Cleaners.IdempotencyRetention})
+	var pages http.Handler
+	if cfg.Dashboard {
+		pages = dashboard.New()
+	}
 	s.handler = httpapi.NewHandler(s.service, httpapi.Options{
 		Logger:                log,
 		Ready:                 stores.ready,
@@ -68,6 +73,7 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		MaxWaitingRequests:    cfg.MaxWaitingRequests,
 		RequestTimeout:        cfg.RequestTimeout,
 		MaxHeaderBytes:        cfg.MaxHeaderBytes,
+		Dashboard:             pages,
 	})
 	s.sqsHandler = newSQSHandler(s.service, cfg, log)
 	if cfg.Workers {
