@@ -35,17 +35,27 @@ redis_url=${RETSU_REDIS_URL%/*}/$redis_db
 
 log() { echo "bench: $*" >&2; }
 
-# run_retsu NAME ADDR SERVE_FLAGS... serves Retsu on ADDR, loads it and writes $out/NAME.json.
+# run_retsu NAME ADDR "LOAD_FLAGS" SERVE_FLAGS... serves Retsu on ADDR, loads it with
+# retsu-bench run and LOAD_FLAGS, and writes $out/NAME.json.
 run_retsu() {
-	local name=$1 addr=$2
-	shift 2
+	local name=$1 addr=$2 load=$3
+	shift 3
 	.run/bin/retsu serve --addr "$addr" --log-level warn "$@" 2>"$out/$name.log" &
 	server=$!
 	wait_for_listener "$addr"
-	.run/bin/retsu-bench run -url "http://$addr" -name "$name" -producers "$producers" -consumers "$consumers" \
-		-warmup "${warmup}s" -duration "${seconds}s" -server-pid "$server" -out "$out/$name.json" >"$out/$name.txt"
+	# shellcheck disable=SC2086 # LOAD_FLAGS are words
+	.run/bin/retsu-bench run -url "http://$addr" -name "$name" -warmup "${warmup}s" -duration "${seconds}s" \
+		-server-pid "$server" -out "$out/$name.json" $load >"$out/$name.txt"
 	stop_server
 }
+
+# The loads: one message per request, as in the first performance issue; batches of 100 by
+# a few producers and consumers that long-poll; single messages to consumers that long-poll;
+# and single messages, each enqueue with an Idempotency-Key.
+single="-producers $producers -consumers $consumers"
+batches="-producers 4 -consumers 4 -batch 100 -wait 1s -max-backlog 5000"
+longpoll="-producers $producers -consumers $consumers -wait 20s"
+keyed="-producers $producers -consumers $consumers -keyed"
 
 # stop_server stops the Retsu that run_retsu started, if it runs; also when the script fails.
 server=
@@ -73,18 +83,26 @@ recreate_database "$bench_db"
 psql -qX "$bench_url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
 .run/bin/retsu migrate up --database-url "$bench_url"
 psql -qX "$bench_url" -c "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)" >/dev/null
-run_retsu postgres "$pg_addr" --database-url "$bench_url" --redis-url "$redis_url" --migrate=false
+pg_flags=(--database-url "$bench_url" --redis-url "$redis_url" --migrate=false)
+run_retsu postgres "$pg_addr" "$single" "${pg_flags[@]}"
 queue_statements=$(psql -qXAt "$bench_url" -c "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
 	WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query ~* '\mqueues\M'")
 
+for run in batch100:batches long-poll:longpoll keyed:keyed; do
+	name=${run%%:*} load=${run##*:}
+	log "Retsu on PostgreSQL, $name"
+	run_retsu "postgres-$name" "$pg_addr" "${!load}" "${pg_flags[@]}"
+done
+
 log "Retsu on its memory stores"
-run_retsu memory "$memory_addr" --store memory
+run_retsu memory "$memory_addr" "$single" --store memory
+run_retsu memory-batch100 "$memory_addr" "$batches" --store memory
 
 echo
 .run/bin/retsu-bench report -baseline memory \
 	-ceiling-8 "$(ceiling 'single-statement steps, 8 clients')" \
 	-ceiling-32 "$(ceiling 'single-statement steps, 32 clients')" \
 	-ceiling-batch "$(ceiling '100-message statements, 8 clients')" \
-	"$out/postgres.json" "$out/memory.json"
+	"$out"/postgres.json "$out"/postgres-{batch100,long-poll,keyed}.json "$out"/memory.json "$out"/memory-batch100.json
 echo "statements on the queues table during the PostgreSQL run (pg_stat_statements): $queue_statements"
 echo "details: $out/"

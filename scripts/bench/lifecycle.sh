@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Measures the two operations of the dead-letter and queue-lifecycle issue that touch many
+# rows (issue 13), while a steady load runs on another queue of the same server:
+#   redrive: 100,000 dead letters sent back, 10,000 a request: the time it takes;
+#   delete:  a queue of 1,000,000 messages deleted, its rows removed by the cleaner in
+#            batches: the time until they are gone, and the longest transaction meanwhile
+#            (pg_stat_activity, sampled every 100 ms);
+# and for each, the other queue's enqueue/dequeue/acknowledge latencies (p99) during it
+# against the same load alone.
+# Settings: BENCH_DB (retsu_bench_lifecycle, recreated), BENCH_REDIS_DB (5), BENCH_PG_ADDR
+# (127.0.0.1:24290), BENCH_RATE (200 enqueues/s of the steady load), BENCH_REDRIVE (100000),
+# BENCH_DELETE (1000000). Expects the services of scripts/services.sh and `make build`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+eval "$(scripts/services.sh env)"
+source scripts/bench/lib.sh
+
+db=${BENCH_DB:-retsu_bench_lifecycle}
+addr=${BENCH_PG_ADDR:-127.0.0.1:24290}
+rate=${BENCH_RATE:-200}
+redrive=${BENCH_REDRIVE:-100000}
+doomed=${BENCH_DELETE:-1000000}
+url=$(database_url "$db")
+out=.run/bench
+mkdir -p "$out"
+sql() { psql -qXAt -v ON_ERROR_STOP=1 "$url" "$@"; }
+api() { curl -s -X "$1" "http://$addr$2" -H 'content-type: application/json' ${3:+-d "$3"}; }
+
+recreate_database "$db"
+.run/bin/retsu migrate up --database-url "$url"
+# The cleaners every second, so that the deletion's rows go soon after it.
+.run/bin/retsu serve --addr "$addr" --database-url "$url" --redis-url "${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-5}" \
+	--migrate=false --cleanup-interval 1s --log-level info 2>"$out/lifecycle-server.log" &
+server=$!
+trap 'kill -TERM $server; wait $server || true' EXIT
+wait_for_listener "$addr"
+
+# steady NAME SECONDS runs the steady load on a queue of its own for SECONDS, in the background.
+steady() {
+	.run/bin/retsu-bench run -url "http://$addr" -name "$1" -producers 2 -consumers 2 -rate "$rate" \
+		-warmup 1s -duration "$2s" -out "$out/lifecycle-$1.json" >"$out/lifecycle-$1.txt" 2>&1 &
+	loadgen=$!
+	sleep 1.5 # past its warm-up
+}
+p99s() { sed -n 's/^  \([a-z]*\) *p50.*p99 *\([0-9.]*\) ms.*/\1 p99 \2 ms/p' "$out/lifecycle-$1.txt" | paste -sd, -; }
+
+echo "== the steady load alone ($rate enqueues/s, 2 producers, 2 consumers, 10 s)"
+steady alone 10
+wait "$loadgen"
+echo "  $(p99s alone)"
+
+echo "== redrive of $redrive dead letters, 10,000 a request"
+q=$(api POST /v1/queues '{"name":"redrive-bench"}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+sql -c "INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at, dead_lettered_at)
+	SELECT '$q', gen_random_uuid(), 1 + g % 3, convert_to('dead ' || g, 'UTF8'), 5, now() - interval '1 hour', now()
+	FROM generate_series(1, $redrive) AS g" -c "VACUUM ANALYZE dead_letters"
+steady redrive 30
+start=$(date +%s.%N)
+moved=0
+while :; do
+	n=$(api POST "/v1/queues/$q/dead-letters/redrive" '{"limit":10000}' | grep -o '"[0-9a-f-]\{36\}"' | wc -l)
+	moved=$((moved + n))
+	((n > 0)) || break
+done
+took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+kill -INT "$loadgen" 2>/dev/null || true; wait "$loadgen" || true
+echo "  moved $moved in $took s; the other queue meanwhile: $(p99s redrive)"
+
+echo "== delete of a queue of $doomed messages"
+d=$(api POST /v1/queues '{"name":"delete-bench"}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+sql -c "INSERT INTO messages (queue_id, id, priority, payload, expires_at, visibility_timeout_seconds, max_delivery_attempts)
+	SELECT '$d', gen_random_uuid(), 1 + g % 3, convert_to('doomed ' || g, 'UTF8'), now() + interval '7 days', 30, 5
+	FROM generate_series(1, $doomed) AS g" -c "VACUUM ANALYZE messages"
+steady delete 60
+start=$(date +%s.%N)
+status=$(curl -s -o /dev/null -w '%{http_code} in %{time_total} s' -X DELETE "http://$addr/v1/queues/$d")
+longest=0
+while (($(sql -c "SELECT count(*) FROM messages WHERE queue_id = '$d'") > 0)); do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ms=$(sql -c "SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start) * 1000), 0)::int
+			FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'")
+		((ms > longest)) && longest=$ms
+		sleep 0.1
+	done
+done
+took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+kill -INT "$loadgen" 2>/dev/null || true; wait "$loadgen" || true
+echo "  DELETE answered $status; its $doomed rows were gone after $took s; the longest transaction seen ${longest} ms"
+echo "  the other queue meanwhile: $(p99s delete)"
+echo "details: $out/lifecycle-*"
