@@ -25,6 +25,10 @@ type chaosScale struct {
 	// drain sizes the drain scenario's workload, and chaosDrain the workload of the
 	// scenarios that break something.
 	drain, chaosDrain drainSize
+	// The worker loops of the scenarios of Part 2, and the drain of the one with three
+	// instances.
+	batches, redrives, keyed loopSize
+	instances                drainSize
 	// deadline bounds each scenario.
 	deadline time.Duration
 	// How often each scenario strikes.
@@ -38,11 +42,19 @@ func chaosScaleOf(t *testing.T) chaosScale {
 		return chaosScale{name: "short",
 			drain:      drainSize{producers: 4, perProducer: 2500, consumers: 8},
 			chaosDrain: drainSize{producers: 4, perProducer: 1000, consumers: 8},
+			batches:    loopSize{producers: 4, perProducer: 600, consumers: 8, batch: 20, pause: 100 * time.Millisecond},
+			redrives:   loopSize{producers: 4, perProducer: 300, consumers: 8, batch: 10, pause: 100 * time.Millisecond},
+			keyed:      loopSize{producers: 4, perProducer: 400, consumers: 8, batch: 10, mixed: true, pause: 30 * time.Millisecond},
+			instances:  drainSize{producers: 4, perProducer: 300, consumers: 8},
 			deadline:   110 * time.Second, kills: 3, postgresStops: 1, redisCycles: 1, shutdowns: 2}
 	case "long":
 		return chaosScale{name: "long",
 			drain:      drainSize{producers: 4, perProducer: 10000, consumers: 8},
 			chaosDrain: drainSize{producers: 4, perProducer: 10000, consumers: 8},
+			batches:    loopSize{producers: 4, perProducer: 10000, consumers: 8, batch: 20, pause: 100 * time.Millisecond},
+			redrives:   loopSize{producers: 4, perProducer: 5000, consumers: 8, batch: 10, pause: 100 * time.Millisecond},
+			keyed:      loopSize{producers: 4, perProducer: 6000, consumers: 8, batch: 10, mixed: true, pause: 20 * time.Millisecond},
+			instances:  drainSize{producers: 4, perProducer: 5000, consumers: 8},
 			deadline:   10 * time.Minute, kills: 10, postgresStops: 3, redisCycles: 3, shutdowns: 5}
 	default:
 		t.Fatalf("RETSU_CHAOS_SCALE must be short or long, not %q", scale)
@@ -67,8 +79,8 @@ type chaosEnv struct {
 // tests added on this 2-core machine would only slow them down.
 func TestChaos(t *testing.T) {
 	env := &chaosEnv{scale: chaosScaleOf(t), binary: buildPlainBinary(t), pg: startPGCluster(t)}
-	t.Logf("chaos scale %s: drains of %v; under chaos, %v",
-		env.scale.name, env.scale.drain, env.scale.chaosDrain)
+	t.Logf("chaos scale %s: drains of %v; under chaos, %v; worker loops of %v (batches and leases), %v (redrive), %v (idempotent producers); "+
+		"on three instances, %v", env.scale.name, env.scale.drain, env.scale.chaosDrain, env.scale.batches, env.scale.redrives, env.scale.keyed, env.scale.instances)
 	t.Run("Drain_CrashingConsumers_NothingLostOrDoubled", env.testDrain)
 	t.Run("KilledAndRestarted_No201Lost", env.testKilled)
 	t.Run("SQSWorkers_KilledAndRestarted_NothingLost", env.testSQSWorker)
@@ -78,6 +90,11 @@ func TestChaos(t *testing.T) {
 	t.Run("SIGTERM_DrainsRequestsInFlight", env.testGracefulShutdown)
 	t.Run("SlowClients_ClosedByTimeouts_OthersServedPromptly", env.testSlowClients)
 	t.Run("Checker_CatchesInjectedFaults", env.testInjectedFaults)
+	t.Run("BatchesAndLeases_KilledAndPostgreSQLCrashed_AllOrNothing", env.testBatchesAndLeases)
+	t.Run("Redrive_KilledAndPostgreSQLCrashed_EachMessageInOnePlace", env.testRedrive)
+	t.Run("IdempotentProducers_KilledAndPostgreSQLCrashed_NoDuplicateEnqueue", env.testIdempotentProducers)
+	t.Run("ThreeInstances_OneKilledAtATime_NothingLost", env.testThreeInstances)
+	t.Run("Checker_CatchesInjectedFaults_Part2", env.testInjectedFaultsPart2)
 }
 
 // buildPlainBinary builds retsu without the race detector, for the test's lifetime.
@@ -90,30 +107,57 @@ func buildPlainBinary(t *testing.T) string {
 	return path
 }
 
-// scenario is one drain against a Retsu of its own, with its own database and Redis.
+// scenario is one drain against a Retsu of its own (or several instances of its own), with
+// its own database and Redis.
 type scenario struct {
-	env   *chaosEnv
-	db    *pgxpool.Pool // the test's own connections, which no chaos terminates
-	redis *redisServer
-	retsu *retsuProcess
-	rec   *recorder
-	drain *drain
-	start time.Time
+	env       *chaosEnv
+	db        *pgxpool.Pool // the test's own connections, which no chaos terminates
+	redis     *redisServer
+	retsu     *retsuProcess // the first of instances
+	instances []*retsuProcess
+	rec       *recorder
+	drain     *drain
+	start     time.Time
 }
 
 // newScenario starts Retsu on a new database and Redis, with the extra environment given,
 // and creates the queue of the drain.
 func (e *chaosEnv) newScenario(t *testing.T, keepAlive bool, size drainSize, env ...string) *scenario {
 	t.Helper()
-	e.databases++
-	url, db := e.pg.createDatabase(t, fmt.Sprintf("chaos_%d", e.databases))
-	s := &scenario{env: e, db: db, redis: startRedis(t)}
-	s.retsu = startRetsu(t, e.binary, append([]string{
-		"RETSU_DATABASE_URL=" + url, "RETSU_REDIS_URL=" + s.redis.URL(), "RETSU_MIGRATE=true", "RETSU_LOG_LEVEL=warn",
-	}, env...)...)
-	s.rec = newRecorder(s.retsu.URL(), keepAlive)
+	return e.newScenarioOf(t, 1, keepAlive, size, env...)
+}
+
+// newScenarioOf starts n Retsu instances on a new database and Redis, with the extra
+// environment given, and creates the queue of the drain, whose requests go to each
+// instance in turn.
+func (e *chaosEnv) newScenarioOf(t *testing.T, n int, keepAlive bool, size drainSize, env ...string) *scenario {
+	t.Helper()
+	s := &scenario{env: e}
+	s.db, s.redis, s.instances = e.startServices(t, n, env...)
+	s.retsu = s.instances[0]
+	var bases []string
+	for _, instance := range s.instances {
+		bases = append(bases, instance.URL())
+	}
+	s.rec = newRecorder(keepAlive, bases...)
 	s.drain = newDrain(s.rec, s.rec.createQueue(t, chaosQueueSettings), size)
 	return s
+}
+
+// startServices creates a database and starts a Redis of a scenario's own, and n Retsu
+// instances on them, the first of which migrates the database.
+func (e *chaosEnv) startServices(t *testing.T, n int, env ...string) (*pgxpool.Pool, *redisServer, []*retsuProcess) {
+	t.Helper()
+	e.databases++
+	url, db := e.pg.createDatabase(t, fmt.Sprintf("chaos_%d", e.databases))
+	redis := startRedis(t)
+	instances := make([]*retsuProcess, n)
+	for i := range instances {
+		instances[i] = startRetsu(t, e.binary, append([]string{
+			"RETSU_DATABASE_URL=" + url, "RETSU_REDIS_URL=" + redis.URL(), "RETSU_MIGRATE=true", "RETSU_LOG_LEVEL=warn",
+		}, env...)...)
+	}
+	return db, redis, instances
 }
 
 // run runs the drain while chaos strikes, and fails the test if either fails or the
