@@ -10,13 +10,15 @@ import (
 // DeleteQueue deletes a queue. The QueueStore records the deletion first, so that the
 // MessageStore stores and delivers none of its messages from then on, on every instance;
 // then the cache records it, so that every instance answers queue_not_found from its
-// memory. Should the cache fail, the instances that still hold the queue's entry see the
+// memory. The queue's waiting dequeues are woken: the store tells them it is gone (a
+// PostgreSQL store also wakes those of the other instances). Should the cache fail, the instances that still hold the queue's entry see the
 // deletion when it expires; their requests for it find no message meanwhile.
 func (s *Service) DeleteQueue(ctx context.Context, id domain.ID) error {
 	if err := s.noteDatabase(ctx, s.queues.DeleteQueue(ctx, id)); err != nil {
 		return fmt.Errorf("delete queue %s: %w", id, err)
 	}
 	s.noteCache("delete", s.cache.Delete(ctx, id))
+	s.waits.wakeQueue(id) // its waiting dequeues answer queue_not_found now, not when their wait ends
 	return nil
 }
 

@@ -48,8 +48,9 @@ type DeletedQueue struct {
 
 // ListQueuesParams selects a page of queues.
 type ListQueuesParams struct {
-	// Name, when not empty, keeps only the queue with exactly this name.
-	Name string
+	// Name, when not nil, keeps only the queue with exactly this name: none for a name that
+	// no queue has, the empty name included. Nil keeps every queue.
+	Name *string
 	// After, when not empty, starts the page after the queue with this name.
 	After string
 	// Limit is the page size, from 1 to domain.MaxListLimit.

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"io/fs"
 	"maps"
 	"mime"
@@ -127,7 +128,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		header.Set("Allow", "GET, HEAD")
-		http.Error(w, "the dashboard's pages accept only GET and HEAD", http.StatusMethodNotAllowed)
+		writeProblem(w, http.StatusMethodNotAllowed, "method_not_allowed", "the dashboard's pages accept only GET and HEAD")
 	case !strings.HasPrefix(r.URL.Path, Prefix):
 		target := Prefix
 		if r.URL.RawQuery != "" {
@@ -154,11 +155,31 @@ func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request, versioned s
 		// An asset of another release is not served from this one's files: a page that
 		// mixed them could break in ways no test saw.
 		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, "no such file in this release of the dashboard", http.StatusNotFound)
+		writeProblem(w, http.StatusNotFound, "not_found", "no such file in this release of the dashboard")
 		return
 	}
 	// The address changes with every release, so the file may be kept for good.
 	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 	w.Header().Set("Content-Type", a.contentType)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+}
+
+// problem is an error answer in the API's format (RFC 9457), with the API's code for its
+// status. Package httpapi writes the API's own; it imports this package (for Prefix), so the
+// five members are repeated here rather than shared, and the tests of both hold them to the
+// same shape.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+	Code   string `json:"code"`
+}
+
+// writeProblem answers status as problem+json with code and detail.
+func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+	body, _ := json.Marshal(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail, Code: code})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,6 +129,46 @@ func TestHandler_RefusesOtherMethods(t *testing.T) {
 	res := get(t, http.MethodPost, "/ui/")
 	is.Equal(res.StatusCode, http.StatusMethodNotAllowed) // the pages change nothing
 	is.Equal(res.Header.Get("Allow"), "GET, HEAD")        // and say what they accept
+	assertProblem(t, res, http.StatusMethodNotAllowed, "method_not_allowed")
+}
+
+func TestHandler_ErrorsAreProblems(t *testing.T) {
+	t.Parallel()
+	version := assetsAddress.FindString(body(t, get(t, http.MethodGet, "/ui/")))
+	for _, tc := range []struct {
+		method, target string
+		status         int
+		code           string
+	}{
+		{http.MethodGet, version + "nothing.js", http.StatusNotFound, "not_found"},
+		{http.MethodGet, "/ui/assets/0123456789abcdef/app.js", http.StatusNotFound, "not_found"},
+		{http.MethodDelete, "/ui/queues/x", http.StatusMethodNotAllowed, "method_not_allowed"},
+		{http.MethodPost, "/ui", http.StatusMethodNotAllowed, "method_not_allowed"},
+	} {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			t.Parallel()
+			assertProblem(t, get(t, tc.method, tc.target), tc.status, tc.code)
+		})
+	}
+}
+
+// assertProblem checks that res is the API's problem+json (RFC 9457): exactly the five members,
+// with status and code.
+func assertProblem(t *testing.T, res *http.Response, status int, code string) {
+	t.Helper()
+	is := is.New(t)
+	is.Equal(res.StatusCode, status)                                     // the status
+	is.Equal(res.Header.Get("Content-Type"), "application/problem+json") // every error is problem+json, the dashboard's too
+	var p map[string]any
+	dec := json.NewDecoder(strings.NewReader(body(t, res)))
+	dec.UseNumber()
+	is.NoErr(dec.Decode(&p))                                 // one JSON object
+	is.Equal(len(p), 5)                                      // of five members
+	is.Equal(p["type"], "about:blank")                       // type is about:blank
+	is.Equal(p["title"], http.StatusText(status))            // title is the status text
+	is.Equal(p["status"], json.Number(strconv.Itoa(status))) // status is the number
+	is.True(p["detail"] != "")                               // detail is a sentence
+	is.Equal(p["code"], code)                                // code is the API's code for the status
 }
 
 // staticFiles returns the dashboard's source files by path under static/.

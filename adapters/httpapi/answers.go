@@ -31,19 +31,6 @@ func toQueueJSON(q domain.Queue) queueJSON {
 	}
 }
 
-// queueListJSON is the answer of GET /v1/queues.
-type queueListJSON struct {
-	Queues []queueJSON `json:"queues"`
-}
-
-func toQueueListJSON(queues []domain.Queue) queueListJSON {
-	page := queueListJSON{Queues: make([]queueJSON, 0, len(queues))}
-	for _, q := range queues {
-		page.Queues = append(page.Queues, toQueueJSON(q))
-	}
-	return page
-}
-
 // enqueuedJSON and batchEnqueuedJSON are the answers of an enqueue and of a batch enqueue.
 type (
 	enqueuedJSON struct {
@@ -65,19 +52,6 @@ type messageJSON struct {
 
 func toMessageJSON(d domain.Delivery) messageJSON {
 	return messageJSON{d.MessageID, d.Payload, d.Priority.String(), d.ReceiptHandle, d.DeliveryAttempts}
-}
-
-// messageListJSON is the answer of a batch dequeue.
-type messageListJSON struct {
-	Messages []messageJSON `json:"messages"`
-}
-
-func toMessageListJSON(deliveries []domain.Delivery) messageListJSON {
-	list := messageListJSON{Messages: make([]messageJSON, 0, len(deliveries))}
-	for _, d := range deliveries {
-		list.Messages = append(list.Messages, toMessageJSON(d))
-	}
-	return list
 }
 
 // acknowledgedJSON is the answer of a batch acknowledgement, one result per entry.
@@ -117,19 +91,6 @@ func toDeadLetterJSON(d domain.DeadLetter) deadLetterJSON {
 		EnqueuedAt:       formatTime(d.EnqueuedAt),
 		DeadLetteredAt:   formatTime(d.DeadLetteredAt),
 	}
-}
-
-// deadLetterListJSON is the answer of GET /v1/queues/{queue_id}/dead-letters.
-type deadLetterListJSON struct {
-	DeadLetters []deadLetterJSON `json:"dead_letters"`
-}
-
-func toDeadLetterListJSON(letters []domain.DeadLetter) deadLetterListJSON {
-	page := deadLetterListJSON{DeadLetters: make([]deadLetterJSON, 0, len(letters))}
-	for _, d := range letters {
-		page.DeadLetters = append(page.DeadLetters, toDeadLetterJSON(d))
-	}
-	return page
 }
 
 // deletedJSON counts what a purge or a deletion of dead letters removed.
@@ -189,16 +150,83 @@ func toQueueStatsJSON(queueID domain.ID, stats domain.QueueStats) queueStatsJSON
 	return answer
 }
 
-// writeJSON answers v as JSON with the given status.
+// writeJSON answers v as JSON with the given status, encoded straight into w. The status and
+// headers go out with the first byte of the body, which encoding/json writes only once it
+// has encoded the whole of v: an encoding error therefore leaves the answer unstarted, to be
+// answered as a problem.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
+	body := &answerBody{w: w, status: status}
+	enc := json.NewEncoder(body)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encode answer: %w", err)
+	return body.result(enc.Encode(v))
+}
+
+// writeList answers {"<member>":[…]} with the given status, the entries converted by toJSON
+// and encoded one at a time, so that a page of large entries (a dead letter's payload may
+// take 6 MiB once escaped) is never held encoded in memory whole. Each entry is encoded
+// before any of it is written, so that an error in the first leaves the answer unstarted;
+// one in a later entry ends an answer already on its way, which the caller cannot undo (see
+// problemWriter.write). None is expected: the entries are our own structs.
+func writeList[E, J any](w http.ResponseWriter, status int, member string, entries []E, toJSON func(E) J) error {
+	body := &answerBody{w: w, status: status}
+	var entry bytes.Buffer
+	enc := json.NewEncoder(&entry)
+	enc.SetEscapeHTML(false)
+	separator := `{"` + member + `":[`
+	for _, e := range entries {
+		entry.Reset()
+		if err := enc.Encode(toJSON(e)); err != nil {
+			return body.result(err)
+		}
+		body.write([]byte(separator), bytes.TrimSuffix(entry.Bytes(), []byte("\n")))
+		if body.writeErr != nil {
+			return nil // the client went away: spare encoding the rest
+		}
+		separator = ","
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body.Bytes())
+	if len(entries) == 0 {
+		body.write([]byte(separator))
+	}
+	body.write([]byte("]}\n"))
 	return nil
+}
+
+// answerBody writes the body of a JSON answer into w, sending the status and the JSON
+// headers with its first bytes.
+type answerBody struct {
+	w       http.ResponseWriter
+	status  int
+	started bool
+	// writeErr is the first error of writing to the connection: the client went away.
+	writeErr error
+}
+
+// write writes parts in turn, until one fails.
+func (b *answerBody) write(parts ...[]byte) {
+	for _, p := range parts {
+		_, _ = b.Write(p)
+	}
+}
+
+func (b *answerBody) Write(p []byte) (int, error) {
+	if b.writeErr != nil {
+		return 0, b.writeErr
+	}
+	if !b.started {
+		b.started = true
+		b.w.Header().Set("Content-Type", "application/json")
+		b.w.WriteHeader(b.status)
+	}
+	n, err := b.w.Write(p)
+	b.writeErr = err
+	return n, err
+}
+
+// result returns the error of an answer that could not be encoded. An error of the
+// connection is none: the client went away, and nobody is left to answer.
+func (b *answerBody) result(err error) error {
+	if err == nil || b.writeErr != nil {
+		return nil
+	}
+	return fmt.Errorf("encode answer: %w", err)
 }

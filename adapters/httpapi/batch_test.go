@@ -285,6 +285,7 @@ func TestDequeueBatch_Values(t *testing.T) {
 		{`{"max_messages":100}`, ""},
 		{`{"max_messages":1e2}`, ""},
 		{`{"wait_seconds":0}`, ""},
+		{`{"wait_seconds":0e100}`, ""},
 		{`{"max_messages":5,"wait_seconds":0}`, ""},
 		{`{"max_messages":0}`, "invalid_max_messages"},
 		{`{"max_messages":101}`, "invalid_max_messages"},

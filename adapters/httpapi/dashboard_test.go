@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/matryer/is"
 
+	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/adapters/httpapi"
 )
 
@@ -72,4 +74,25 @@ func TestDashboard_RequestsAreCountedUnderOneRoute(t *testing.T) {
 	serve(h, newRequest(http.MethodGet, "/ui/queues/"+unknownID, "", ""))
 	serve(h, newRequest(http.MethodGet, "/ui/assets/0123/app.js", "", ""))
 	is.Equal(observer.finished, []observed{{"/ui/", "GET", 200}, {"/ui/", "GET", 200}}) // a fixed route, whatever the page
+}
+
+func TestDashboard_ErrorsHaveTheAPIsProblemFormat(t *testing.T) {
+	t.Parallel()
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{Dashboard: dashboard.New()})
+
+	assertProblem(t, serve(h, newRequest(http.MethodPost, "/ui/", "", "")), http.StatusMethodNotAllowed, "method_not_allowed")
+	assertProblem(t, serve(h, newRequest(http.MethodGet, "/ui/assets/0123456789abcdef/app.js", "", "")), http.StatusNotFound, "not_found")
+}
+
+func TestDashboard_RequestsRefusedBeforeItAreCountedUnderItsRoute(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	observer := &recordingObserver{}
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{Observer: observer, Dashboard: pages, MaxHeaderBytes: 1024})
+	req := newRequest(http.MethodGet, "/ui/queues", "", "")
+	req.Header.Set("X-Padding", strings.Repeat("x", 2048))
+
+	assertProblem(t, serve(h, req), http.StatusRequestHeaderFieldsTooLarge, "headers_too_large")
+
+	is.Equal(observer.finished, []observed{{"/ui/", "GET", 431}}) // the dashboard's route, though its pages never saw it
 }

@@ -18,7 +18,7 @@ func (a *api) listDeadLetters(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toDeadLetterListJSON(letters))
+	return writeList(w, http.StatusOK, "dead_letters", letters, toDeadLetterJSON)
 }
 
 // getDeadLetter answers GET /v1/queues/{queue_id}/dead-letters/{message_id}.

@@ -141,29 +141,30 @@ func (o object) wholeNumber(name string) (value int64, present bool, err error) 
 
 // parseWholeNumber reads a JSON number, already known to be well formed, exactly: it is a
 // whole number when no non-zero digit stands after the decimal point once the exponent is
-// applied. It returns -1 for numbers that are not whole or fall outside 0 to 2^31-1.
+// applied. Zero is 0 whatever its sign and exponent (-0, 0e100). It returns -1 for numbers
+// that are not whole or fall outside 0 to 2^31-1.
 func parseWholeNumber(number string) int64 {
 	const outOfRange = -1
-	if strings.HasPrefix(number, "-") {
+	unsigned, negative := strings.CutPrefix(number, "-")
+	mantissa, exponentText, _ := strings.Cut(strings.ToLower(unsigned), "e")
+	integer, fraction, _ := strings.Cut(mantissa, ".")
+	digits := strings.TrimLeft(integer+fraction, "0")
+	if digits == "" {
+		return 0 // checked first: the exponent of zero does not matter, however large
+	}
+	if negative {
 		return outOfRange
 	}
-	mantissa, exponentText, _ := strings.Cut(strings.ToLower(number), "e")
-	integer, fraction, _ := strings.Cut(mantissa, ".")
 	exponent := 0
 	if exponentText != "" {
 		e, err := strconv.Atoi(exponentText)
 		if err != nil || e > 64 || e < -1<<20 {
-			// Either a huge exponent or a tiny one; both are out of every range unless
-			// every digit is zero, and zero is out of every range too.
+			// A huge or a tiny exponent of a number that is not zero: out of every range.
 			return outOfRange
 		}
 		exponent = e
 	}
-	digits := strings.TrimLeft(integer+fraction, "0")
 	point := len(integer) + exponent - (len(integer+fraction) - len(digits))
-	if digits == "" {
-		return 0
-	}
 	significant := strings.TrimRight(digits, "0")
 	if point < len(significant) || point > 10 {
 		return outOfRange

@@ -55,6 +55,8 @@ func TestEnqueue_DelayValues(t *testing.T) {
 		{`"delay_seconds":2591999,"ttl_seconds":2592000`, ""},
 		{`"delay_seconds":30.0`, ""},
 		{`"delay_seconds":3e1`, ""},
+		{`"delay_seconds":0e100`, ""},
+		{`"delay_seconds":-0`, ""},
 		{`"delay_seconds":2592000,"ttl_seconds":2592000`, "invalid_delay"},
 		{`"delay_seconds":-1`, "invalid_delay"},
 		{`"delay_seconds":1.5`, "invalid_delay"},

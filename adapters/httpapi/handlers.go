@@ -44,7 +44,7 @@ func (a *api) listQueues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toQueueListJSON(queues))
+	return writeList(w, http.StatusOK, "queues", queues, toQueueJSON)
 }
 
 // getQueue answers GET /v1/queues/{queue_id}.

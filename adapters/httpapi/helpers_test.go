@@ -317,6 +317,7 @@ func assertProblem(t *testing.T, res *http.Response, status int, code string) {
 	body := readAll(t, res)
 	is.Equal(res.StatusCode, status)                                     // the HTTP status
 	is.Equal(res.Header.Get("Content-Type"), "application/problem+json") // errors are problem+json
+	is.Equal(res.Header.Get("X-Content-Type-Options"), "nosniff")        // and say so for good
 	is.Equal(membersOf(t, body), problemMembers)                         // a problem has exactly five members
 	var p struct {
 		Type   string          `json:"type"`

@@ -138,21 +138,23 @@ func TestIdempotencyKey_RefusedRequestStoresNoKey(t *testing.T) {
 
 func TestIdempotencyKey_Values(t *testing.T) {
 	t.Parallel()
+	const malformed, repeated = "1 to 255 visible ASCII characters", "more than once"
 	tests := []struct {
-		name string
-		keys []string
-		ok   bool
+		name   string
+		keys   []string
+		detail string // a part of the problem's detail; empty when the key is accepted
 	}{
-		{"one character", []string{"k"}, true},
-		{"255 characters", []string{strings.Repeat("k", 255)}, true},
-		{"every visible ASCII character", []string{"!\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~"}, true},
-		{"empty", []string{""}, false},
-		{"256 characters", []string{strings.Repeat("k", 256)}, false},
-		{"a space inside", []string{"order 42"}, false},
-		{"a tab inside", []string{"order\t42"}, false},
-		{"non-ASCII", []string{"commande-é"}, false},
-		{"two keys", []string{"a", "b"}, false},
-		{"the same key twice", []string{"a", "a"}, false},
+		{"one character", []string{"k"}, ""},
+		{"255 characters", []string{strings.Repeat("k", 255)}, ""},
+		{"every visible ASCII character", []string{"!\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}~"}, ""},
+		{"empty", []string{""}, malformed},
+		{"256 characters", []string{strings.Repeat("k", 256)}, malformed},
+		{"a space inside", []string{"order 42"}, malformed},
+		{"a tab inside", []string{"order\t42"}, malformed},
+		{"non-ASCII", []string{"commande-é"}, malformed},
+		{"two keys", []string{"a", "b"}, repeated},
+		{"the same key twice", []string{"a", "a"}, repeated},
+		{"two empty keys", []string{"", ""}, repeated},
 	}
 	for _, route := range enqueueRoutes {
 		for _, tc := range tests {
@@ -166,10 +168,13 @@ func TestIdempotencyKey_Values(t *testing.T) {
 
 				res := c.send(req)
 
-				if tc.ok {
+				if tc.detail == "" {
 					is.Equal(res.StatusCode, http.StatusCreated) // a valid key is accepted
 					return
 				}
+				body := string(readAll(t, res))
+				is.True(strings.Contains(body, tc.detail)) // the detail says what is wrong with the key
+				res.Body = readCloser(body)
 				assertProblem(t, res, http.StatusBadRequest, "invalid_idempotency_key")
 			})
 		}

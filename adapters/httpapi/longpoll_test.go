@@ -2,9 +2,11 @@ package httpapi_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,6 +260,24 @@ func TestDequeueWait_ClientGone_EndsTheWaitWithoutAnError(t *testing.T) {
 	is.True(ok) // and no message went to it
 }
 
+func TestDequeueWait_ClientGone_CountsAs499NotAs503(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var logs syncBuffer
+	observer := &recordingObserver{}
+	c := setupWith(t, httpapi.Options{Observer: observer, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	queueID := c.createQueueNamed("emails")
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := c.startWaitingRequest(newRequest(http.MethodPost, dequeuePath(queueID), jsonType, waitBody("20")).WithContext(ctx), 20)
+
+	cancel()
+	waiting.within(t)
+
+	is.Equal(observer.finished[1], observed{"/v1/queues/{queue_id}/messages/dequeue", "POST", 499}) // client closed request, as nginx counts it: no failure of the server
+	is.True(strings.Contains(logs.String(), "status=499"))                                          // the request's line says so too
+	is.True(!strings.Contains(logs.String(), "status=503"))                                         // nowhere a 503
+}
+
 func TestDequeueWait_Values(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -290,7 +310,8 @@ func TestDequeueWait_BoundsAreAccepted(t *testing.T) {
 	is := is.New(t)
 	c := setup(t)
 	queueID := c.createQueueNamed("emails")
-	is.Equal(c.do(http.MethodPost, dequeuePath(queueID), waitBody("0")).StatusCode, http.StatusNoContent) // 0 does not wait
+	is.Equal(c.do(http.MethodPost, dequeuePath(queueID), waitBody("0")).StatusCode, http.StatusNoContent)     // 0 does not wait
+	is.Equal(c.do(http.MethodPost, dequeuePath(queueID), waitBody("0e100")).StatusCode, http.StatusNoContent) // nor does 0 with any exponent
 	waiting := c.startWaitingRequest(newRequest(http.MethodPost, dequeuePath(queueID), jsonType, waitBody("2e1")), 20)
 
 	c.clock.Advance(20 * time.Second)

@@ -122,7 +122,7 @@ func (a *api) dequeueBatch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// Encode: 200 always, with an empty array when nothing was deliverable.
-	return writeJSON(w, http.StatusOK, toMessageListJSON(deliveries))
+	return writeList(w, http.StatusOK, "messages", deliveries, toMessageJSON)
 }
 
 // acknowledge answers POST /v1/queues/{queue_id}/messages/{message_id}/acknowledge.

@@ -56,26 +56,15 @@ func bearerToken(r *http.Request) string {
 	return header[len(scheme):]
 }
 
-// dashboardRoute is where Options.Dashboard is served, and the route its requests are
-// logged and counted under.
-const dashboardRoute = "/ui/"
-
-// withDashboard sends /ui and the paths under /ui/ to dashboard, ahead of the token check,
-// and every other request to next. It matches by prefix, not with a mux route, so that the
-// dashboard answers every page address under /ui/ itself. A nil dashboard sends all to next.
-func withDashboard(dashboard, next http.Handler) http.Handler {
-	if dashboard == nil {
-		return next
-	}
+// withDashboard serves the dashboard's pages (see router.route) ahead of the token check,
+// and sends every other request to next.
+func withDashboard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != strings.TrimSuffix(dashboardRoute, "/") && !strings.HasPrefix(r.URL.Path, dashboardRoute) {
-			next.ServeHTTP(w, r)
+		if routing := routingOf(r.Context()); routing.dashboard {
+			routing.handler.ServeHTTP(w, r)
 			return
 		}
-		if rec, ok := r.Context().Value(recorderKey{}).(*recorder); ok {
-			rec.route = dashboardRoute
-		}
-		dashboard.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -115,7 +104,9 @@ func headerBytes(r *http.Request) int {
 }
 
 // recoverPanics answers 500 internal_error when a handler panics, and logs the panic with
-// its stack; without it, net/http would cut the connection without an answer.
+// its stack; without it, net/http would cut the connection without an answer. When the
+// handler had already started its answer, a problem would follow the bytes sent: the
+// connection is cut instead, so that the client sees the answer incomplete.
 func recoverPanics(log *slog.Logger, next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -127,6 +118,9 @@ func recoverPanics(log *slog.Logger, next http.Handler, fail func(http.ResponseW
 				panic(p)
 			}
 			log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if answerStarted(w) {
+				panic(http.ErrAbortHandler)
+			}
 			fail(w, r, fmt.Errorf("panic: %v", p))
 		}()
 		next.ServeHTTP(w, r)

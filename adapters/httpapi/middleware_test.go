@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -128,6 +129,28 @@ func TestPanic_IsInternalErrorWithoutItsText(t *testing.T) {
 	h.ServeHTTP(rec, newRequest(http.MethodPost, dequeuePath("019c9a65-7d3a-7c6b-8a9d-123456789abc"), "", ""))
 	is.True(!strings.Contains(rec.Body.String(), "nil map")) // the panic's text stays inside
 	assertProblem(t, rec.Result(), http.StatusInternalServerError, "internal_error")
+}
+
+func TestPanic_AfterTheAnswerStarted_CutsTheConnection(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var logs syncBuffer
+	halfAnswered := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("part of a page"))
+		_ = http.NewResponseController(w).Flush()
+		panic("the page broke halfway")
+	})
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{Dashboard: halfAnswered, Logger: newTextLogger(&logs)})
+	addr := realServer(t, h, httpapi.ServerOptions{})
+
+	res, err := http.Get("http://" + addr + "/ui/")
+	is.NoErr(err) // the status went out before the panic
+	body, err := io.ReadAll(res.Body)
+
+	is.True(err != nil)                                        // the client sees the answer cut short
+	is.True(!strings.Contains(string(body), "internal_error")) // not a problem glued to its first bytes
+	is.True(strings.Contains(logs.String(), "the page broke")) // the panic is logged
 }
 
 func TestRequestID_EchoedOrMade(t *testing.T) {

@@ -102,8 +102,10 @@ func pointAt(pointer string, err error) error {
 	return &pointedError{pointer: pointer, err: err}
 }
 
-// errClientGone answers, to no one, a request whose client went away.
-var errClientGone = &domain.Error{Code: domain.CodeUnavailable, Message: "the request was cancelled by its client"}
+// statusClientClosedRequest is the status of the answer to a request whose client went
+// away: nginx's 499 (client closed request). Nobody reads it; the request log and the
+// metrics show it, apart from the 503s of the server's own trouble.
+const statusClientClosedRequest = 499
 
 // problemWriter answers errors as problem+json, logging those that operators must see.
 type problemWriter struct {
@@ -118,18 +120,31 @@ func newProblemWriter(log *slog.Logger) *problemWriter {
 
 // write answers err as problem+json with the caller-safe message of its code; an error
 // without a code is internal and gets a generic detail. 5xx errors are logged with their
-// full text, which the client never sees.
+// full text, which the client never sees. A request whose client went away gets only the
+// status 499.
+//
+// An answer already started (its status is written) cannot become a problem: the problem
+// would follow the bytes already sent. write logs err and cuts the connection instead, by
+// panicking with http.ErrAbortHandler, so that the client sees the answer incomplete rather
+// than taking what it got for the whole.
 func (p *problemWriter) write(w http.ResponseWriter, r *http.Request, err error) {
+	if answerStarted(w) {
+		p.log.LogAttrs(r.Context(), slog.LevelError, "answer failed after it started; connection cut",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("err", err.Error()),
+			slog.String("request_id", RequestID(r.Context())))
+		panic(http.ErrAbortHandler)
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		// The client went away (a long poll it gave up, a closed connection): nobody reads
+		// the answer, and nothing failed on this side.
+		w.WriteHeader(statusClientClosedRequest)
+		return
+	}
 	timedOut := errors.Is(err, context.DeadlineExceeded)
-	switch {
-	case timedOut && domain.ErrorCode(err) == domain.CodeInternal:
+	if timedOut && domain.ErrorCode(err) == domain.CodeInternal {
 		// The request ran out of its time (see Options.RequestTimeout) somewhere that did
 		// not say why: the work may succeed when it is retried.
 		err = domain.Unavailable(err)
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client went away (a long poll it gave up, a closed connection): nobody reads
-		// the answer, and nothing failed on this side.
-		err = errClientGone
 	}
 	code := domain.ErrorCode(err)
 	status, ok := statusByCode[code]

@@ -282,7 +282,8 @@ func TestListQueues_Selection(t *testing.T) {
 		{"after the last", "?after=charlie", []string{}},
 		{"after a name that is not a queue", "?after=b", []string{"bravo", "charlie"}},
 		{"name and after", "?name=alpha&after=alpha", []string{}},
-		{"empty name filters nothing", "?name=", []string{"alpha", "bravo", "charlie"}},
+		{"the empty name, which no queue has", "?name=", []string{}},
+		{"the empty name and a limit", "?name=&limit=2", []string{}},
 		{"a name no queue could have", "?name=Alpha", []string{}},
 		{"an over-long name", "?name=" + strings.Repeat("a", 65), []string{}},
 		{"after any string", "?after=B", []string{"alpha", "bravo", "charlie"}},
@@ -347,7 +348,7 @@ func TestListQueues_BadQuery_IsInvalidQuery(t *testing.T) {
 func TestListQueues_CursorThatIsNotText_IsInvalidQuery(t *testing.T) {
 	t.Parallel()
 	for _, query := range []string{
-		"?after=%FF", "?after=%00", "?after=a%00b", "?after=%C3%28", "?after=%ED%A0%80", "?after=%C0%AF",
+		"?after=%FF", "?after=%C3%28", "?after=%ED%A0%80", "?after=%C0%AF",
 		"?after=%F4%90%80%80", "?name=%FF", "?after=%", "?after=%F", "?after=%G0", "?after=%FF&limit=2",
 	} {
 		for name, handler := range map[string]func(t *testing.T) http.Handler{
@@ -362,6 +363,19 @@ func TestListQueues_CursorThatIsNotText_IsInvalidQuery(t *testing.T) {
 				assertProblem(t, res, http.StatusBadRequest, "invalid_query")
 			})
 		}
+	}
+}
+
+func TestListQueues_CursorWithANUL_IsInvalidQuery(t *testing.T) {
+	t.Parallel()
+	for _, query := range []string{"?after=%00", "?after=a%00b"} {
+		t.Run(query, func(t *testing.T) {
+			t.Parallel()
+
+			res := setup(t).do(http.MethodGet, "/v1/queues"+query, "")
+
+			assertProblem(t, res, http.StatusBadRequest, "invalid_query") // the service's rule: no name holds a NUL, nor can PostgreSQL's text
+		})
 	}
 }
 

@@ -13,8 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gorilla/mux"
-
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
 )
@@ -40,7 +38,7 @@ var (
 
 // pathID returns the ID in the path variable name. Returns invalid_path.
 func pathID(r *http.Request, name string) (domain.ID, error) {
-	id, err := domain.ParseID(mux.Vars(r)[name])
+	id, err := domain.ParseID(routingOf(r.Context()).vars[name])
 	if err != nil {
 		return domain.ID{}, requestError(codeInvalidPath, name+" in the address must be a UUID such as 019c9a65-7d3a-7c6b-8a9d-123456789abc")
 	}
@@ -60,17 +58,25 @@ func pathIDs(r *http.Request) (queueID, messageID domain.ID, err error) {
 const idempotencyKeyHeader = "Idempotency-Key"
 
 // idempotencyKey returns the Idempotency-Key of r, "" when it has none. Returns
-// invalid_idempotency_key for an empty or malformed key, or for two of them.
+// invalid_idempotency_key for an empty or malformed key, or for two of them. The service
+// checks the key too, for its other callers; the adapter cannot leave it to the service,
+// since the contract checks it before the body, which the adapter reads first, and only
+// the adapter sees an empty or a second header.
 func idempotencyKey(r *http.Request) (string, error) {
 	keys := r.Header.Values(idempotencyKeyHeader)
 	switch {
 	case len(keys) == 0:
 		return "", nil
 	case len(keys) > 1:
-		return "", domain.ValidateIdempotencyKey("")
+		return "", errRepeatedIdempotencyKey
 	}
 	return keys[0], domain.ValidateIdempotencyKey(keys[0])
 }
+
+// errRepeatedIdempotencyKey answers a request with more than one Idempotency-Key header,
+// whose keys may each be valid: which one the client meant is not for the server to guess.
+var errRepeatedIdempotencyKey = requestError(domain.CodeInvalidIdempotencyKey,
+	"Idempotency-Key was given more than once; send exactly one key")
 
 // readObject reads a JSON body holding one object with members among allowed.
 func readObject(r *http.Request, allowed []string) (object, error) {
@@ -349,17 +355,17 @@ var (
 	deadLetterQueryParameters = []string{"after", "limit"}
 )
 
-// readListQuery reads name, after and limit. Returns invalid_query.
+// readListQuery reads name, after and limit; the service checks their values. Returns
+// invalid_query.
 func readListQuery(r *http.Request) (ports.ListQueuesParams, error) {
 	query, err := readQuery(r, listQueryParameters)
 	if err != nil {
 		return ports.ListQueuesParams{}, err
 	}
-	p := ports.ListQueuesParams{Name: query.Get("name"), After: query.Get("after"), Limit: limitOf(query)}
-	if strings.ContainsRune(p.After, 0) {
-		// No name holds a NUL, and PostgreSQL's text cannot: a cursor with one would fail
-		// in the database rather than page.
-		return p, requestError(domain.CodeInvalidQuery, "after must not hold a NUL character")
+	p := ports.ListQueuesParams{After: query.Get("after"), Limit: limitOf(query)}
+	if query.Has("name") {
+		// ?name= asks for the queue named "", of which there is none; it is no absent filter.
+		p.Name = new(query.Get("name"))
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
 )
@@ -26,13 +28,13 @@ type Options struct {
 	// shows it, but the instance is ready without it, since requests then read queue
 	// details from PostgreSQL. Nil means that no shared cache is configured.
 	CacheReady func(ctx context.Context) error
-	// Metrics serves GET /metrics, behind the API tokens like every route but the probes;
-	// nil leaves the route out.
+	// Metrics serves GET /metrics, behind the API tokens like every route but the probes
+	// and the dashboard's pages; nil leaves the route out.
 	Metrics http.Handler
 	// Observer is told about every request, for metrics; nil tells no one.
 	Observer Observer
-	// APITokens, when not empty, are the bearer tokens that requests must present; /healthz
-	// and /readyz stay open.
+	// APITokens, when not empty, are the bearer tokens that requests must present; /healthz,
+	// /readyz and the dashboard's pages stay open.
 	APITokens []string
 	// MaxConcurrentRequests caps the requests served at once; past it, requests get 503
 	// with Retry-After. A request counts from the moment its body has been read to its
@@ -87,20 +89,90 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 			"the server is at its limit of waiting dequeues; try again shortly")),
 		requestTimeout: o.RequestTimeout,
 	}
-	r := a.routes()
+	rt := &router{routes: a.routes(), dashboard: o.Dashboard}
 
 	// From the inside out: the routes admit their requests (see admission), requests come
 	// with a valid token but the dashboard's, panics become 500 answers, oversized headers
 	// a 431, requests smuggled with two framings a 400, every request is logged and
-	// measured, and every answer carries a request ID.
-	var h http.Handler = r
+	// measured, each under the route decided for it as it arrived, and every answer
+	// carries a request ID.
+	var h http.Handler = http.HandlerFunc(serveRouted)
 	h = authenticate(o.APITokens, h, a.fail)
-	h = withDashboard(o.Dashboard, h)
+	h = withDashboard(h)
 	h = recoverPanics(log, h, a.fail)
 	h = limitHeaders(o.MaxHeaderBytes, h, a.fail)
 	h = refuseAmbiguousFraming(h, a.fail)
-	h = observe(log, o.Observer, r, h)
+	h = observe(log, o.Observer, h)
+	h = withRouting(rt, h)
 	return withRequestID(h)
+}
+
+// routing is what the API decides about a request once, as it arrives: the route it is
+// logged and counted under, and what serves it once past the checks of every request.
+type routing struct {
+	// template is the path template of its route, dashboard.Prefix for the dashboard's
+	// pages, or unmatchedRoute.
+	template string
+	// handler serves it: the methodSet of its route, the dashboard, or the API's 404.
+	handler http.Handler
+	// dashboard is true for the dashboard's pages, which need no token.
+	dashboard bool
+	// vars are the variables of its path by name, such as queue_id.
+	vars map[string]string
+}
+
+// router decides the routing of requests.
+type router struct {
+	routes *mux.Router
+	// dashboard serves the dashboard's pages; nil when there is none.
+	dashboard http.Handler
+}
+
+// route returns the routing of r. /ui and the paths under dashboard.Prefix (/ui/) go to
+// the dashboard, matched by prefix, not with a mux route, so that it answers every page
+// address under /ui/ itself; every other request goes to the route of routes it matches,
+// or to the API's 404.
+func (rt *router) route(r *http.Request) routing {
+	if rt.dashboard != nil && (r.URL.Path == strings.TrimSuffix(dashboard.Prefix, "/") || strings.HasPrefix(r.URL.Path, dashboard.Prefix)) {
+		return routing{template: dashboard.Prefix, handler: rt.dashboard, dashboard: true}
+	}
+	var match mux.RouteMatch
+	if !rt.routes.Match(r, &match) || match.Handler == nil {
+		match.Handler = rt.routes.NotFoundHandler
+	}
+	template := unmatchedRoute
+	if match.Route != nil {
+		if t, err := match.Route.GetPathTemplate(); err == nil {
+			template = t
+		}
+	}
+	return routing{template: template, handler: match.Handler, vars: match.Vars}
+}
+
+type routingKey struct{}
+
+// withRouting decides the routing of each request, once, and puts it in the request's
+// context for the handlers inside, down to serveRouted.
+func withRouting(rt *router, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routing := rt.route(r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routingKey{}, &routing)))
+	})
+}
+
+// routingOf returns the routing of the request of ctx; a request without one, which only
+// tests build, is unmatched.
+func routingOf(ctx context.Context) *routing {
+	if routing, ok := ctx.Value(routingKey{}).(*routing); ok {
+		return routing
+	}
+	return &routing{template: unmatchedRoute, handler: http.NotFoundHandler()}
+}
+
+// serveRouted serves r with the handler of its routing, once r passed the checks of every
+// request.
+func serveRouted(w http.ResponseWriter, r *http.Request) {
+	routingOf(r.Context()).handler.ServeHTTP(w, r)
 }
 
 // routes returns the router of every route.
@@ -120,6 +192,7 @@ func (a *api) routes() *mux.Router {
 	// message's life come first, and a literal segment (batch, redrive) before the
 	// variable that would match it too.
 	const queue, messages = "/v1/queues/{queue_id}", "/v1/queues/{queue_id}/messages"
+	deadLetter := a.methods(served, map[string]handlerFunc{http.MethodGet: a.getDeadLetter, http.MethodDelete: a.deleteDeadLetter})
 	a.route(r, messages, served, map[string]handlerFunc{http.MethodPost: a.enqueue, http.MethodDelete: a.purgeQueue})
 	a.route(r, messages+"/dequeue", selfAdmitted, map[string]handlerFunc{http.MethodPost: a.dequeue})
 	a.route(r, messages+"/{message_id}/acknowledge", served, map[string]handlerFunc{http.MethodPost: a.acknowledge})
@@ -134,14 +207,15 @@ func (a *api) routes() *mux.Router {
 	})
 	a.route(r, queue+"/stats", served, map[string]handlerFunc{http.MethodGet: a.queueStats})
 	a.route(r, queue+"/dead-letters", served, map[string]handlerFunc{http.MethodGet: a.listDeadLetters, http.MethodDelete: a.deleteDeadLetters})
-	a.route(r, queue+"/dead-letters/redrive", served, map[string]handlerFunc{http.MethodPost: a.redrive})
-	a.route(r, queue+"/dead-letters/{message_id}", served, map[string]handlerFunc{http.MethodGet: a.getDeadLetter, http.MethodDelete: a.deleteDeadLetter})
+	// redrive fills the {message_id} of the dead-letter route too, whose methods it answers
+	// as that route does, 400 invalid_path, since the method is checked before the IDs.
+	r.Handle(queue+"/dead-letters/redrive", a.over(deadLetter, a.methods(served, map[string]handlerFunc{http.MethodPost: a.redrive})))
+	r.Handle(queue+"/dead-letters/{message_id}", deadLetter)
 	a.route(r, "/healthz", uncapped, map[string]handlerFunc{http.MethodGet: a.healthz})
 	a.route(r, "/readyz", uncapped, map[string]handlerFunc{http.MethodGet: a.readyz})
 	if a.metrics != nil {
 		a.route(r, "/metrics", uncapped, map[string]handlerFunc{http.MethodGet: a.serveMetrics})
 	}
-	r.Use(noteRoute)
 	return r
 }
 
@@ -158,8 +232,11 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 // handlerFunc is a handler that returns its error, to be answered as problem+json.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
+// handle returns h as a handler whose error is answered as problem+json. Every answer of a
+// route, 204s and /metrics included, tells browsers not to second-guess its content type.
 func (a *api) handle(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if err := h(w, r); err != nil {
 			a.fail(w, r, err)
 		}
@@ -169,30 +246,48 @@ func (a *api) handle(h handlerFunc) http.Handler {
 // methodSet is the handler of one route: it dispatches on the request method, answering
 // 405 with an Allow header for the others.
 type methodSet struct {
-	allowed    []string // sorted
-	handlers   map[string]http.Handler
-	notAllowed http.Handler
+	// handlers are the route's own; shadowed are those of the route that a literal segment
+	// of this one hides (see over).
+	handlers, shadowed map[string]http.Handler
+	notAllowed         http.Handler
 }
 
 // methods returns the methodSet of the handlers by method, each admitted as admission says.
 func (a *api) methods(admission admission, byMethod map[string]handlerFunc) *methodSet {
 	m := &methodSet{handlers: make(map[string]http.Handler, len(byMethod))}
 	for method, h := range byMethod {
-		m.allowed = append(m.allowed, method)
 		m.handlers[method] = a.handle(a.admitted(admission, h))
 	}
-	slices.Sort(m.allowed)
-	allow := strings.Join(m.allowed, ", ")
-	m.notAllowed = a.handle(func(w http.ResponseWriter, r *http.Request) error {
+	m.notAllowed = a.methodNotAllowed(slices.Collect(maps.Keys(byMethod)))
+	return m
+}
+
+// over returns m serving the methods it lacks with the handlers of hidden, the route whose
+// variable segment m's literal one fills too, and listing them in its Allow: a literal
+// segment then takes nothing away from the variable's route.
+func (a *api) over(hidden, m *methodSet) *methodSet {
+	m.shadowed = hidden.handlers
+	m.notAllowed = a.methodNotAllowed(slices.Concat(slices.Collect(maps.Keys(m.handlers)), slices.Collect(maps.Keys(hidden.handlers))))
+	return m
+}
+
+// methodNotAllowed returns the 405 answer of a route that takes methods.
+func (a *api) methodNotAllowed(methods []string) http.Handler {
+	slices.Sort(methods)
+	allow := strings.Join(slices.Compact(methods), ", ")
+	return a.handle(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", allow)
 		return requestError(codeMethodNotAllowed, "this address accepts only "+allow)
 	})
-	return m
 }
 
 // ServeHTTP serves r with the handler of its method.
 func (m *methodSet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h, ok := m.handlers[r.Method]; ok {
+		h.ServeHTTP(w, r)
+		return
+	}
+	if h, ok := m.shadowed[r.Method]; ok {
 		h.ServeHTTP(w, r)
 		return
 	}

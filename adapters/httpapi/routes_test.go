@@ -77,7 +77,8 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 		{http.MethodGet, queue + "/messages/" + unknownID + "/extend", "POST"},
 		{http.MethodPut, queue + "/messages/" + unknownID + "/release", "POST"},
 		{http.MethodPost, queue + "/dead-letters", "DELETE, GET"},
-		{http.MethodGet, queue + "/dead-letters/redrive", "POST"},
+		{http.MethodPut, queue + "/dead-letters/redrive", "DELETE, GET, POST"},
+		{http.MethodPatch, queue + "/dead-letters/redrive", "DELETE, GET, POST"},
 		{http.MethodPost, queue + "/dead-letters/" + unknownID, "DELETE, GET"},
 		{http.MethodOptions, "/v1/queues", "GET, POST"},
 	}
@@ -91,6 +92,23 @@ func TestWrongMethod_IsMethodNotAllowedWithAllow(t *testing.T) {
 
 			is.Equal(res.Header.Get("Allow"), tc.allow) // Allow lists the route's methods
 			assertProblem(t, res, http.StatusMethodNotAllowed, "method_not_allowed")
+		})
+	}
+}
+
+func TestRedriveSegment_IsAMalformedMessageIDForTheDeadLetterMethods(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			c := setup(t)
+			queueID := c.createQueueNamed("emails")
+
+			res := c.do(method, redrivePath(queueID), "")
+
+			// The dead-letter route takes the method, and redrive fills its {message_id}:
+			// the route and method pass, then the ID does not.
+			assertProblem(t, res, http.StatusBadRequest, "invalid_path")
 		})
 	}
 }
@@ -292,4 +310,35 @@ func TestReadyz_NotReady_IsServiceUnavailable(t *testing.T) {
 	is.True(!strings.Contains(body, "password")) // the failed check's text stays out of the answer
 	res.Body = readCloser(body)
 	assertProblem(t, res, http.StatusServiceUnavailable, "service_unavailable")
+}
+
+func TestEveryAnswer_ForbidsContentSniffing(t *testing.T) {
+	t.Parallel()
+	c := setupWith(t, httpapi.Options{Metrics: pages})
+	queueID := c.createQueueNamed("emails")
+	messageID := c.enqueue(queueID, "a", "LOW")
+	for _, req := range []*http.Request{
+		newRequest(http.MethodPost, "/v1/queues", jsonType, `{"name":"orders"}`),
+		newRequest(http.MethodGet, "/v1/queues", "", ""),
+		newRequest(http.MethodGet, queuePath(queueID), "", ""),
+		newRequest(http.MethodPost, messagesPath(queueID), jsonType, `{"payload":"b","priority":"LOW"}`),
+		newRequest(http.MethodPost, dequeueBatchPath(queueID), "", ""),
+		newRequest(http.MethodPost, dequeuePath(queueID), "", ""),
+		newRequest(http.MethodPost, acknowledgePath(queueID, messageID), jsonType, `{"receipt_handle":"`+unknownID+`"}`),
+		newRequest(http.MethodGet, deadLettersPath(queueID), "", ""),
+		newRequest(http.MethodGet, statsPath(queueID), "", ""),
+		newRequest(http.MethodGet, "/healthz", "", ""),
+		newRequest(http.MethodGet, "/readyz", "", ""),
+		newRequest(http.MethodGet, "/metrics", "", ""),
+		newRequest(http.MethodGet, "/nowhere", "", ""),
+	} {
+		t.Run(req.Method+" "+req.URL.Path, func(t *testing.T) {
+			is := is.New(t)
+
+			res := c.send(req)
+
+			is.True(res.StatusCode < 500)                                 // the request was served
+			is.Equal(res.Header.Get("X-Content-Type-Options"), "nosniff") // browsers must take the declared type
+		})
+	}
 }

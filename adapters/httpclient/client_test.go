@@ -349,6 +349,14 @@ func TestClient_Bodies_AsTheContractSpellsThem(t *testing.T) {
 			_, err := c.ListQueues(ctx, portsListPage)
 			return err
 		}, answerJSON(http.StatusOK, map[string]any{"queues": []any{}}), "GET", "/v1/queues?after=a+b&limit=5&name=x", ""},
+		{"list by the empty name", func(c *httpclient.Client) error {
+			_, err := c.ListQueues(ctx, ports.ListQueuesParams{Name: new("")})
+			return err
+		}, answerJSON(http.StatusOK, map[string]any{"queues": []any{}}), "GET", "/v1/queues?name=", ""},
+		{"list all", func(c *httpclient.Client) error {
+			_, err := c.ListQueues(ctx, portsListAll)
+			return err
+		}, answerJSON(http.StatusOK, map[string]any{"queues": []any{}}), "GET", "/v1/queues", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -388,5 +396,5 @@ func TestNew_BaseURL(t *testing.T) {
 // Listings of the tests.
 var (
 	portsListAll  = ports.ListQueuesParams{}
-	portsListPage = ports.ListQueuesParams{Name: "x", After: "a b", Limit: 5}
+	portsListPage = ports.ListQueuesParams{Name: new("x"), After: "a b", Limit: 5}
 )

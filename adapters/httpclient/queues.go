@@ -40,8 +40,8 @@ func (c *Client) Queue(ctx context.Context, id domain.ID) (domain.Queue, error) 
 // the server's default (100). Returns invalid_query.
 func (c *Client) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error) {
 	query := url.Values{}
-	if p.Name != "" {
-		query.Set("name", p.Name)
+	if p.Name != nil {
+		query.Set("name", *p.Name)
 	}
 	if p.After != "" {
 		query.Set("after", p.After)

@@ -66,7 +66,7 @@ func (s *QueueStore) ListQueues(_ context.Context, p ports.ListQueuesParams) ([]
 	defer s.mu.RUnlock()
 	names := make([]string, 0, len(s.byName))
 	for name := range s.byName {
-		if (p.Name == "" || name == p.Name) && name > p.After {
+		if (p.Name == nil || name == *p.Name) && name > p.After {
 			names = append(names, name)
 		}
 	}

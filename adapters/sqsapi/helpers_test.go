@@ -173,7 +173,7 @@ func isError[T error](err error) bool {
 // mustQueueID returns the ID of the queue named name.
 func mustQueueID(t *testing.T, e *endpoint, name string) domain.ID {
 	t.Helper()
-	queues, err := e.svc.ListQueues(e.ctx(), ports.ListQueuesParams{Name: name})
+	queues, err := e.svc.ListQueues(e.ctx(), ports.ListQueuesParams{Name: &name})
 	if err != nil || len(queues) != 1 {
 		t.Fatalf("queue %s: %v", name, err)
 	}

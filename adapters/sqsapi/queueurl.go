@@ -98,7 +98,7 @@ func (n *queueNames) resolve(ctx context.Context, name string, fresh bool) (doma
 			return entry.id, nil
 		}
 	}
-	queues, err := n.svc.ListQueues(ctx, ports.ListQueuesParams{Name: name, Limit: 1})
+	queues, err := n.svc.ListQueues(ctx, ports.ListQueuesParams{Name: &name, Limit: 1})
 	if err != nil {
 		return domain.ID{}, err
 	}

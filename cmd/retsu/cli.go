@@ -209,7 +209,7 @@ func (c *cli) queueID(ref string) (domain.ID, error) {
 	if id, err := domain.ParseID(ref); err == nil {
 		return id, nil
 	}
-	queues, err := c.client.ListQueues(c.ctx, ports.ListQueuesParams{Name: ref, Limit: 1})
+	queues, err := c.client.ListQueues(c.ctx, ports.ListQueuesParams{Name: &ref, Limit: 1})
 	if err != nil {
 		return domain.ID{}, fmt.Errorf("find the queue %q: %w", ref, err)
 	}

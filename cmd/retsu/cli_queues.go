@@ -110,9 +110,14 @@ func (c *cli) createQueue(name string, settings domain.SettingsUpdate) error {
 
 // listQueues prints every queue from after on, a page of the largest size at a time.
 func (c *cli) listQueues(name, after string) error {
+	p := ports.ListQueuesParams{Limit: domain.MaxListLimit}
+	if name != "" { // no --name: every queue
+		p.Name = &name
+	}
 	var all []domain.Queue
 	for {
-		page, err := c.client.ListQueues(c.ctx, ports.ListQueuesParams{Name: name, After: after, Limit: domain.MaxListLimit})
+		p.After = after
+		page, err := c.client.ListQueues(c.ctx, p)
 		if err != nil {
 			return fmt.Errorf("queues list: %w", err)
 		}

@@ -134,6 +134,18 @@ func TestCLI_Queues_Lifecycle(t *testing.T) {
 	is.True(strings.Contains(gone.stderr, "queue_not_found")) // names the API's code
 }
 
+func TestCLI_EmptyQueueName_FindsNoQueue(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	a := newAPI(t)
+	a.createQueue()
+
+	got := a.run("", "queues", "get", "")
+
+	is.Equal(got.status, 1)                                  // no queue is named "", not even the first one
+	is.True(strings.Contains(got.stderr, "queue_not_found")) // names the API's code
+}
+
 func TestCLI_SendLines_ThenReceiveAndAcknowledge(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)

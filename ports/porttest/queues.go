@@ -157,12 +157,26 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		q := create(t, s, uniqueName("byname"))
 		create(t, s, q.Name+"x")
 
-		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name, Limit: 10})
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: new(q.Name), Limit: 10})
 		is.NoErr(err)
 		is.Equal(page, []domain.Queue{q}) // only the exact name matches
-		page, err = s.ListQueues(ctx, ports.ListQueuesParams{Name: uniqueName("absent"), Limit: 10})
+		page, err = s.ListQueues(ctx, ports.ListQueuesParams{Name: new(uniqueName("absent")), Limit: 10})
 		is.NoErr(err)
 		is.Equal(len(page), 0) // an unknown name gives an empty list
+	})
+
+	t.Run("ListQueues_EmptyName_KeepsNone", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		q := create(t, s, uniqueName("empty"))
+
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: new(""), Limit: 10})
+		is.NoErr(err)
+		is.Equal(len(page), 0) // the empty name is a name that no queue has
+		page, err = s.ListQueues(ctx, ports.ListQueuesParams{After: q.Name[:len(q.Name)-1], Limit: 10})
+		is.NoErr(err)
+		is.True(slices.Contains(page, q)) // no name at all keeps every queue
 	})
 
 	t.Run("DeleteQueue_ThenNotFound", func(t *testing.T) {
@@ -175,7 +189,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		is.True(errors.Is(err, domain.ErrQueueNotFound)) // a deleted queue is not found
 		_, err = s.UpdateQueue(ctx, q.ID, domain.SettingsUpdate{MaxDeliveryAttempts: new(3)})
 		is.True(errors.Is(err, domain.ErrQueueNotFound)) // nor updated
-		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name, Limit: 10})
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: new(q.Name), Limit: 10})
 		is.NoErr(err)
 		is.Equal(len(page), 0) // nor listed
 	})
@@ -209,7 +223,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		is.Equal(got, again) // by a new queue
 		_, err = s.Queue(ctx, q.ID)
 		is.True(errors.Is(err, domain.ErrQueueNotFound)) // which does not bring the old one back
-		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name, Limit: 10})
+		page, err := s.ListQueues(ctx, ports.ListQueuesParams{Name: new(q.Name), Limit: 10})
 		is.NoErr(err)
 		is.Equal(page, []domain.Queue{again}) // the name lists the new queue only
 	})
