@@ -45,16 +45,16 @@ func (s *Service) EnqueueMessages(ctx context.Context, p EnqueueParams) (Enqueue
 		return Enqueued{}, err
 	}
 	params := ports.EnqueueParams{QueueID: q.ID, Messages: make([]domain.Enqueue, len(p.Messages))}
-	for i, n := range p.Messages {
-		if params.Messages[i], err = n.Resolve(q, newTimeOrderedID()); err != nil {
-			return Enqueued{}, &domain.EntryError{Index: i, Err: err}
-		}
-	}
 	if p.IdempotencyKey != "" {
 		params.Key = &ports.IdempotencyKey{
 			Key:         p.IdempotencyKey,
 			Fingerprint: domain.FingerprintOf(p.Batch, p.Messages),
 			Retention:   s.options.IdempotencyRetention,
+		}
+	}
+	for i, n := range p.Messages {
+		if params.Messages[i], err = n.Resolve(q, newTimeOrderedID()); err != nil {
+			return s.replayRefused(ctx, params, &domain.EntryError{Index: i, Err: err})
 		}
 	}
 	enqueued, err := s.messages.Enqueue(ctx, params)
@@ -66,6 +66,28 @@ func (s *Service) EnqueueMessages(ctx context.Context, p EnqueueParams) (Enqueue
 	} else {
 		s.metrics.MessagesEnqueued(len(enqueued.IDs))
 	}
+	return Enqueued(enqueued), nil
+}
+
+// replayRefused answers an enqueue that the queue's current settings refuse (a delay no
+// longer shorter than a default lifetime that was since shortened): when it repeats a request
+// that was stored with its key, the replay, as the contract promises every repeat; otherwise
+// (a new key, or another request with the key) the refusal, as for any refused input.
+func (s *Service) replayRefused(ctx context.Context, params ports.EnqueueParams, refusal error) (Enqueued, error) {
+	if params.Key == nil {
+		return Enqueued{}, refusal
+	}
+	enqueued, err := s.messages.Replay(ctx, params.QueueID, *params.Key)
+	if errors.Is(err, domain.ErrIdempotencyKeyReused) {
+		return Enqueued{}, refusal
+	}
+	if err := s.noteDatabase(ctx, err); err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue to %s: %w", params.QueueID, err)
+	}
+	if !enqueued.Replayed {
+		return Enqueued{}, refusal
+	}
+	s.metrics.EnqueueReplayed()
 	return Enqueued(enqueued), nil
 }
 
@@ -121,11 +143,10 @@ func (s *Service) dequeueWaiting(ctx context.Context, p DequeueParams) ([]domain
 	defer stop()
 	for {
 		dequeued, err := s.dequeue(ctx, ports.DequeueParams{QueueID: p.QueueID, Max: p.Max, Next: true})
+		s.waits.asked(w, len(dequeued.Deliveries), dequeued.Next, dequeued.HasNext)
 		if err != nil || len(dequeued.Deliveries) > 0 {
-			s.waits.asked(w, len(dequeued.Deliveries), 0, false)
 			return dequeued.Deliveries, err
 		}
-		s.waits.asked(w, 0, dequeued.Next, dequeued.HasNext)
 		select {
 		case <-w.woken:
 		case <-deadline:
@@ -144,8 +165,14 @@ func (s *Service) dequeue(ctx context.Context, p ports.DequeueParams) (ports.Deq
 	if err := s.noteDatabase(ctx, err); err != nil {
 		return ports.Dequeued{}, fmt.Errorf("dequeue from %s: %w", p.QueueID, err)
 	}
+	if dequeued.Gone { // deleted since its details were read, or while the dequeue waited
+		return ports.Dequeued{}, domain.ErrQueueNotFound
+	}
 	if dequeued.DeadLettered > 0 {
 		s.metrics.MessagesDeadLettered(dequeued.DeadLettered)
+	}
+	if dequeued.Expired > 0 {
+		s.metrics.ExpiredMessagesRemoved(dequeued.Expired)
 	}
 	if len(dequeued.Deliveries) > 0 && errors.Is(ctx.Err(), context.Canceled) {
 		s.undeliver(p.QueueID, dequeued.Deliveries)

@@ -143,9 +143,9 @@ func (s *Service) Queue(ctx context.Context, id domain.ID) (domain.Queue, error)
 }
 
 // ListQueues returns a page of queues ordered by name; see ports.ListQueuesParams. A zero
-// Limit takes domain.DefaultListLimit. A Name that no queue could have gives an empty page,
-// and After may be any string, since names compare byte by byte. Returns invalid_query for
-// a limit out of range.
+// Limit takes domain.DefaultListLimit. A Name that no queue could have, the empty one
+// included, gives an empty page, and After may be any string, since names compare byte by
+// byte. Returns invalid_query for a limit out of range.
 func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]domain.Queue, error) {
 	if p.Limit == 0 {
 		p.Limit = domain.DefaultListLimit
@@ -156,7 +156,7 @@ func (s *Service) ListQueues(ctx context.Context, p ports.ListQueuesParams) ([]d
 	if err := validateListCursor(p.After); err != nil {
 		return nil, err
 	}
-	if p.Name != "" && domain.ValidateQueueName(p.Name) != nil {
+	if p.Name != nil && domain.ValidateQueueName(*p.Name) != nil {
 		return nil, nil
 	}
 	queues, err := s.queues.ListQueues(ctx, p)

@@ -99,6 +99,11 @@ func (r *waitRoom) asked(w *wait, got int, next time.Duration, hasNext bool) {
 		return
 	}
 	w.asking = false
+	if hasNext {
+		// Also when w leaves with what it got: the timer that woke it is spent, and the waits
+		// that stay need the queue's next moment.
+		r.scheduleLocked(w.queueID, q, next)
+	}
 	if got >= w.want && got > 0 {
 		// w is done: out of the line first, so that the turn it passes on is not its own.
 		r.removeLocked(q, w)
@@ -109,8 +114,14 @@ func (r *waitRoom) asked(w *wait, got int, next time.Duration, hasNext bool) {
 		w.again = false
 		r.wakeOneLocked(w)
 	}
-	if hasNext {
-		r.scheduleLocked(w.queueID, q, next)
+}
+
+// wakeQueue makes every wait of the queue ask again.
+func (r *waitRoom) wakeQueue(queueID domain.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if q := r.queues[queueID]; q != nil {
+		r.wakeLocked(q, 0)
 	}
 }
 

@@ -344,3 +344,50 @@ func TestDequeueMessages_WaitEndsAsAMessageComes_NextWaiterGetsIt(t *testing.T) 
 		is.Equal(delivered, 1) // one of the two dequeues gets the message, at once
 	}
 }
+
+// A batch that gets fewer messages than it wants leaves; the wait that stays still hears of
+// the queue's next moment, although the timer that woke the batch is spent.
+func TestDequeueMessages_BatchLeavesShort_OtherWaiterWokenAtTheNextMoment(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := setup(t, app.Options{})
+	q := f.queue(t, domain.SettingsUpdate{})
+	f.enqueue(t, q, domain.NewMessage{Payload: "in 5 s", Priority: domain.PriorityLow, Delay: new(5 * time.Second)})
+	second := f.enqueue(t, q, domain.NewMessage{Payload: "in 8 s", Priority: domain.PriorityLow, Delay: new(8 * time.Second)})[0]
+	batch, single := make(chan dequeued, 1), make(chan dequeued, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 20 * time.Second}, 0, batch)
+	f.messages.awaitAsks(t, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 1, Wait: 20 * time.Second}, 1, single)
+	f.messages.awaitAsks(t, 1)
+	f.clock.awaitTimer(t, 5*time.Second)
+
+	f.clock.Advance(5 * time.Second)
+	a := answer(t, batch)
+	is.NoErr(a.err)
+	is.Equal(len(a.deliveries), 1) // the batch leaves with the one message that came
+
+	f.clock.awaitTimer(t, 3*time.Second)
+	f.clock.Advance(3 * time.Second)
+	b := answer(t, single)
+	is.NoErr(b.err)
+	is.Equal(len(b.deliveries), 1)              // the other wait is woken when the second delay ends
+	is.Equal(b.deliveries[0].MessageID, second) // and gets that message, long before its wait ends
+}
+
+// A dequeue waiting on a queue that is deleted answers queue_not_found at once, as every
+// request for the queue does from the deletion on.
+func TestDequeueMessages_Waiting_QueueDeleted_QueueNotFoundAtOnce(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f := setup(t, app.Options{})
+	q := f.queue(t, domain.SettingsUpdate{})
+	answers := make(chan dequeued, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 20 * time.Second}, 0, answers)
+	f.messages.awaitAsks(t, 1)
+
+	is.NoErr(f.service.DeleteQueue(context.Background(), q.ID))
+
+	a := answer(t, answers)
+	is.True(errors.Is(a.err, domain.ErrQueueNotFound)) // the wait ends with the queue's absence
+	is.Equal(f.clock.Now(), start)                     // before its time
+}

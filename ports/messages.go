@@ -22,11 +22,17 @@ type MessageStore interface {
 	// request that would replay.
 	Enqueue(ctx context.Context, p EnqueueParams) (Enqueued, error)
 
+	// Replay stores nothing and answers as Enqueue would for a request that repeats one
+	// stored with key: the earlier request's IDs, Replayed, when the key's unexpired record
+	// has key's fingerprint, and domain.ErrIdempotencyKeyReused when it has another. With no
+	// such record (none, expired, or not yet committed) it returns Replayed false.
+	Replay(ctx context.Context, queueID domain.ID, key IdempotencyKey) (Enqueued, error)
+
 	// Dequeue starts deliveries of up to p.Max of the queue's deliverable messages, in
 	// delivery order: the highest priority, then the earliest enqueued, skipping expired,
 	// leased and delayed messages. Exhausted messages that no delivery holds are moved to
-	// dead-letter storage on the way, each in one atomic step, and never delivered. A
-	// deleted queue delivers nothing.
+	// dead-letter storage on the way, each in one atomic step, and never delivered; expired
+	// ones met on the way may be deleted. A deleted queue delivers nothing, and is Gone.
 	Dequeue(ctx context.Context, p DequeueParams) (Dequeued, error)
 
 	// Acknowledge removes each message whose receipt holds its lease (see
@@ -96,8 +102,13 @@ type DequeueParams struct {
 type Dequeued struct {
 	// Deliveries are the deliveries started, in delivery order.
 	Deliveries []domain.Delivery
+	// Gone is true when the queue was deleted: nothing is delivered.
+	Gone bool
 	// DeadLettered counts the exhausted messages moved to dead-letter storage on the way.
 	DeadLettered int
+	// Expired counts the expired messages met on the way and deleted, as the expired-message
+	// cleaner would have.
+	Expired int
 	// Next, when asked for and HasNext, is how long from the dequeue until a message of the
 	// queue that is not deliverable now (delayed, or leased) may become so: when a waiting
 	// dequeue should look again.

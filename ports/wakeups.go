@@ -10,9 +10,11 @@ import (
 // wait for one look again then, instead of polling. A store sends a wakeup for every change
 // that makes messages deliverable now or later: an enqueue (now, counting the messages
 // deliverable at once, and After the shortest delay of the others), a release (After its
-// delay), an undelivery and a redrive (now), and a dequeue that delivered (After the
-// visibility timeout, when a lease may end unacknowledged). A PostgreSQL store hears those
-// of every instance on the database, a moment later.
+// delay), an undelivery and a redrive (now), a dequeue that delivered (After the visibility
+// timeout, when a lease may end unacknowledged), and an extension (After its timeout, since
+// it may shorten a lease). A PostgreSQL store hears those of every instance on the database,
+// a moment later, and also sends one when a queue is deleted, whose waiting dequeues then
+// find it gone.
 type Wakeups interface {
 	// Subscribe calls notify with every wakeup of what commits after it returns, one call at
 	// a time, until the returned cancel is called. notify must not block. A wakeup with a

@@ -99,3 +99,30 @@ func schemaOf(url string) string {
 	_, schema, _ := strings.Cut(url, "search_path=")
 	return schema
 }
+
+// A long poll on one instance, on a queue that another instance deletes, answers 404 at once:
+// from the deletion's answer on, every route of every instance says the queue is gone.
+func TestHardening_QueueDeletedOnAnotherInstance_LongPollAnswers404(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	a, b := setup(t), startServer(t).client(t)
+	q := a.createQueue("deleted-while-polled", nil)
+	polls := make(chan response, 2)
+	started := time.Now()
+	go func() {
+		polls <- b.do(http.MethodPost, "/v1/queues/"+q.ID+"/messages/dequeue", map[string]any{"wait_seconds": 20})
+	}()
+	go func() {
+		polls <- b.do(http.MethodPost, "/v1/queues/"+q.ID+"/messages/dequeue/batch", map[string]any{"wait_seconds": 20})
+	}()
+	time.Sleep(500 * time.Millisecond) // both wait on b
+
+	is.Equal(a.do(http.MethodDelete, "/v1/queues/"+q.ID, nil).Status, http.StatusNoContent)
+
+	for range 2 {
+		res := <-polls
+		is.Equal(res.Status, http.StatusNotFound) // the waits end with the queue's absence
+		is.Equal(res.code(t), "queue_not_found")  // as the contract names it
+	}
+	is.True(time.Since(started) < 10*time.Second) // well before their wait of 20 s ended
+}

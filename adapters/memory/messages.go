@@ -127,6 +127,24 @@ func (s *MessageStore) Enqueue(_ context.Context, p ports.EnqueueParams) (ports.
 	return ports.Enqueued{IDs: ids}, nil
 }
 
+// Replay answers a repeat of a request stored with key, storing nothing.
+func (s *MessageStore) Replay(_ context.Context, queueID domain.ID, key ports.IdempotencyKey) (ports.Enqueued, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q, ok := s.queues[queueID]
+	if !ok {
+		return ports.Enqueued{}, nil
+	}
+	record, ok := q.keys[key.Key]
+	if !ok || !s.clock.Now().Before(record.createdAt.Add(key.Retention)) {
+		return ports.Enqueued{}, nil
+	}
+	if record.fingerprint != key.Fingerprint {
+		return ports.Enqueued{}, domain.ErrIdempotencyKeyReused
+	}
+	return ports.Enqueued{IDs: record.ids, Replayed: true}, nil
+}
+
 // Dequeue moves the messages whose moment came to the line or to the dead letters, then
 // delivers the best of the line.
 func (s *MessageStore) Dequeue(_ context.Context, p ports.DequeueParams) (ports.Dequeued, error) {
@@ -135,22 +153,27 @@ func (s *MessageStore) Dequeue(_ context.Context, p ports.DequeueParams) (ports.
 	defer s.mu.Unlock()
 	var result ports.Dequeued
 	if s.deleted(p.QueueID) {
+		result.Gone = true
 		return result, nil
 	}
 	now := s.clock.Now()
 	q := s.queue(p.QueueID)
 	result.DeadLettered = q.advance(now)
+	var leaseEnds time.Duration
 	for len(result.Deliveries) < p.Max && q.line.Len() > 0 {
 		m, ok := q.pop(&q.line)
 		if !ok || m.IsExpired(now) {
 			continue // the expired-message cleaner deletes it
 		}
 		result.Deliveries = append(result.Deliveries, m.Deliver(domain.ID(uuid.New()), now))
+		if leaseEnds == 0 || m.VisibilityTimeout < leaseEnds {
+			leaseEnds = m.VisibilityTimeout
+		}
 		q.touch(m)
 		q.place(m, now)
 	}
 	if len(result.Deliveries) > 0 {
-		s.wake(p.QueueID, q.messages[result.Deliveries[0].MessageID].VisibilityTimeout, len(result.Deliveries))
+		s.wake(p.QueueID, leaseEnds, len(result.Deliveries))
 	}
 	if p.Next {
 		result.Next, result.HasNext = q.next(now)
@@ -177,6 +200,7 @@ func (s *MessageStore) Acknowledge(_ context.Context, queueID domain.ID, receipt
 // Extend makes the lease of receipt end timeout from now.
 func (s *MessageStore) Extend(_ context.Context, queueID domain.ID, r domain.Receipt, timeout time.Duration) (bool, error) {
 	s.mu.Lock()
+	defer s.flush()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	q := s.queue(queueID)
@@ -187,6 +211,7 @@ func (s *MessageStore) Extend(_ context.Context, queueID domain.ID, r domain.Rec
 	m.Extend(timeout, now)
 	q.touch(m)
 	q.place(m, now)
+	s.wake(queueID, timeout, 1) // the lease may now end sooner than waiters were told
 	return true, nil
 }
 

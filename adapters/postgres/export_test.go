@@ -73,3 +73,28 @@ func EnqueueingWithKey(e domain.Enqueue, key *ports.IdempotencyKey) Operation {
 	op.enqueue.Key = key
 	return op
 }
+
+// Extending is the operation of an Extend of receipt r of queue queueID to seconds.
+func Extending(queueID domain.ID, r domain.Receipt, seconds int32) Operation {
+	return operation{kind: extendOperation, queueID: queueID, receipt: r, seconds: seconds}
+}
+
+// Releasing is the operation of a Release of receipt r of queue queueID with a delay of
+// seconds.
+func Releasing(queueID domain.ID, r domain.Receipt, seconds int32) Operation {
+	return operation{kind: releaseOperation, queueID: queueID, receipt: r, seconds: seconds}
+}
+
+// RoundHeld carries out batch as one round and returns whether each of its extends and
+// releases held its lease.
+func RoundHeld(s *MessageStore, ctx context.Context, batch []Operation) ([]bool, error) {
+	outcomes := make([]outcome, len(batch))
+	if err := s.runRound(ctx, 0, batch, outcomes); err != nil {
+		return nil, err
+	}
+	held := make([]bool, len(batch))
+	for i, o := range outcomes {
+		held[i] = o.held
+	}
+	return held, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retsu/retsu/domain"
@@ -98,6 +99,22 @@ func (s *MessageStore) Enqueue(ctx context.Context, p ports.EnqueueParams) (port
 	return out.enqueued, out.err
 }
 
+// Replay answers a repeat of a request stored with key, storing nothing. It reads outside
+// the rounds: it serves only requests that the queue's current settings refuse.
+func (s *MessageStore) Replay(ctx context.Context, queueID domain.ID, key ports.IdempotencyKey) (ports.Enqueued, error) {
+	var record keyRecord
+	var fingerprint []byte
+	err := s.pool.QueryRow(ctx, selectIdempotencyKey, queueID, key.Key).Scan(&fingerprint, &record.ids)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return ports.Enqueued{}, nil
+	case err != nil:
+		return ports.Enqueued{}, fmt.Errorf("postgres: replay: %w", translate(err))
+	}
+	copy(record.fingerprint[:], fingerprint)
+	return record.replay(&key)
+}
+
 // Dequeue delivers up to p.Max of the queue's deliverable messages in one claim.
 func (s *MessageStore) Dequeue(ctx context.Context, p ports.DequeueParams) (ports.Dequeued, error) {
 	out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: p.QueueID, dequeue: p})
@@ -130,19 +147,57 @@ func (s *MessageStore) Undeliver(ctx context.Context, queueID domain.ID, receipt
 
 // Purge removes the queue's messages enqueued before the call, a bounded batch per
 // transaction, so that purging a large queue holds no long transaction; messages enqueued
-// meanwhile come after the cut and stay.
+// meanwhile come after the cut and stay. A message that a round holds (a release, a
+// delivery about to commit) is skipped, not waited for, and a later pass removes it once
+// the round is done, so that none of them survives the purge, and the deliveries it removed
+// acknowledge nothing.
 func (s *MessageStore) Purge(ctx context.Context, queueID domain.ID) (int, error) {
 	var cut int64
 	if err := s.pool.QueryRow(ctx, selectLastSeq).Scan(&cut); err != nil {
 		return 0, fmt.Errorf("postgres: purge: %w", translate(err))
 	}
-	return inBatches(func() (int, error) {
-		tag, err := s.pool.Exec(ctx, purgeMessages, queueID, cut, batchSize)
+	total := 0
+	for {
+		n, err := s.purgePass(ctx, queueID, cut)
+		total += n
 		if err != nil {
-			return 0, fmt.Errorf("postgres: purge: %w", translate(err))
+			return total, err
 		}
-		return int(tag.RowsAffected()), nil
-	})
+		var left bool
+		if err := s.pool.QueryRow(ctx, purgeLeft, queueID, cut).Scan(&left); err != nil {
+			return total, fmt.Errorf("postgres: purge: %w", translate(err))
+		}
+		if !left {
+			return total, nil
+		}
+		select { // the rounds that hold the rest commit within moments
+		case <-time.After(purgeRetryPause):
+		case <-ctx.Done():
+			return total, fmt.Errorf("postgres: purge: %w", ctx.Err())
+		}
+	}
+}
+
+// purgeRetryPause is how long a purge waits before passing again over the messages that
+// rounds held.
+const purgeRetryPause = 10 * time.Millisecond
+
+// purgePass deletes, in batches along the queue's primary key, the messages up to cut that
+// no round holds, and returns how many.
+func (s *MessageStore) purgePass(ctx context.Context, queueID domain.ID, cut int64) (int, error) {
+	total, after := 0, domain.ID{}
+	for {
+		var n int64
+		var last *domain.ID
+		if err := s.pool.QueryRow(ctx, purgeMessages, queueID, cut, after, batchSize).Scan(&n, &last); err != nil {
+			return total, fmt.Errorf("postgres: purge: %w", translate(err))
+		}
+		total += int(n)
+		if last == nil {
+			return total, nil
+		}
+		after = *last
+	}
 }
 
 // inBatches repeats deleteBatch until a batch comes back short of batchSize, and returns the

@@ -22,12 +22,12 @@ VALUES ($1, $2, $3, $4, $5)`
 // selectQueue uses the primary key.
 const selectQueue = `SELECT ` + queueColumns + ` FROM queues WHERE id = $1`
 
-// selectQueues walks queues_name_key in name order from the cursor $2; $1, when not empty,
+// selectQueues walks queues_name_key in name order from the cursor $2; $1, when not NULL,
 // keeps the one queue with that name.
 const selectQueues = `
 SELECT ` + queueColumns + `
 FROM queues
-WHERE ($1 = '' OR name = $1) AND name > $2
+WHERE ($1::text IS NULL OR name = $1) AND name > $2
 ORDER BY name
 LIMIT $3`
 
@@ -43,13 +43,19 @@ RETURNING ` + queueColumns
 
 // deleteQueue removes the queue by primary key, which frees its name, and records the
 // deletion in deleted_queues in the same step; no row comes back when there was no queue.
+// A notification wakes the queue's waiting dequeues on every instance, which then find it
+// gone.
 const deleteQueue = `
 WITH gone AS (
     DELETE FROM queues WHERE id = $1 RETURNING id
+), recorded AS (
+    INSERT INTO deleted_queues (queue_id, deleted_at)
+    SELECT id, clock_timestamp() FROM gone
+    RETURNING queue_id
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' 0 0') FROM recorded
 )
-INSERT INTO deleted_queues (queue_id, deleted_at)
-SELECT id, clock_timestamp() FROM gone
-RETURNING queue_id`
+SELECT queue_id FROM recorded WHERE (SELECT count(*) FROM notified) >= 0`
 
 // selectDeletedQueues lists the recorded deletions, oldest first, with their age in seconds.
 const selectDeletedQueues = `
@@ -60,6 +66,12 @@ LIMIT $1`
 
 // forgetDeletedQueue drops a recorded deletion, by primary key.
 const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
+
+// selectIdempotencyKey reads a key's unexpired record, by primary key, for a request that
+// would replay it but is not stored (see MessageStore.Replay).
+const selectIdempotencyKey = `
+SELECT fingerprint, message_ids FROM idempotency_keys
+WHERE queue_id = $1 AND key = $2 AND expires_at > clock_timestamp()`
 
 // insertMessages stores the enqueues of a round, given as parallel arrays of requests ($1–$4)
 // and of messages ($5–$13, each with the position of its request), in array order, so that
@@ -140,32 +152,41 @@ ORDER BY r.position`
 
 // claimMessages delivers up to $2 messages of queue $1 in one statement, and moves the
 // queue's messages whose moment came: into line, or to dead_letters once they used their
-// attempts. Its work is bounded by $2 and by exhaustedPerClaim, whatever the queue holds:
-//   - ready: the first $2 of the line, from messages_ready_idx in (priority, seq) order;
-//   - due: up to $2 leased and up to $2 delayed messages whose moment came, the best
-//     priority first and in each the earliest moment first, from messages_leased_idx and
-//     messages_delayed_idx (bounded range scans, one per priority, that stop once $2 are
-//     found);
-//   - candidates: the best $2 of both by (priority, seq), which are delivered: a message
-//     whose lease ended goes out at its original place in line. The due ones left over join
-//     the line (state 0) for the next claims.
+// attempts. Its work is bounded by $2, duePerClaim and exhaustedPerClaim, whatever the queue
+// holds:
+//   - ready: the first $2 unexpired messages of the line, from messages_ready_idx in
+//     (priority, seq) order; expires_at is a key of that index, so that expired messages at
+//     the head of the line are passed over in the index, never fetched;
+//   - due: up to duePerClaim leased and as many delayed messages with attempts left whose
+//     moment came, the best priority first and in each the earliest moment first, from
+//     messages_leased_idx and messages_delayed_idx (range scans, one per priority, that stop
+//     once enough are found);
+//   - candidates: the best $2 of the ready and the unexpired due messages by (priority,
+//     seq), which are delivered: a message whose lease ended goes out at its original place
+//     in line. The other unexpired due ones join the line (state 0), so that the next claims
+//     take them in order; the line is in strict delivery order whenever no more than
+//     duePerClaim of each kind came due since the last claim;
 //   - exhausted: up to exhaustedPerClaim messages that used their attempts and whose lease
 //     or delay ended, from messages_exhausted_idx, which move to dead_letters in the same
-//     statement (never both or neither). Expired ones stay for the expired-message cleaner.
+//     statement (never both or neither);
+//   - expired: the due and exhausted messages read on the way whose lifetime ended are
+//     deleted, as the expired-message cleaner would, so that no later claim reads them again.
 //
 // Every row is locked with SKIP LOCKED, so that concurrent claims never take the same row;
 // rows read but left out stay locked until the round commits, and a concurrent claim skips
 // them as it skips every locked row, taking a later message, or none, in that moment. Writes
 // find the locked rows by ctid (a TID scan), which no statistics can turn into a scan of the
 // queue; the ctid of a row this statement holds locked cannot change under it. Nothing is
-// delivered for a deleted queue.
+// delivered for a deleted queue, and the first row says so (gone).
 //
 // With $3, the first row also carries in how many milliseconds the queue's first delayed or
 // leased message may be delivered, from messages_leased_idx and messages_delayed_idx, for a
-// dequeue that is about to wait. A notification tells every instance when the leases just given may end.
+// dequeue that is about to wait. A notification tells every instance when the leases just
+// given may end.
 //
-// The first row always exists and carries how many were moved to dead_letters
-// (dead_lettered) and next; its message columns are NULL when none was delivered.
+// The first row always exists and carries gone, how many were moved to dead_letters
+// (dead_lettered) and deleted as expired (expired), and next; its message columns are NULL
+// when none was delivered.
 const claimMessages = `
 WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
 live AS MATERIALIZED (
@@ -186,10 +207,10 @@ live AS MATERIALIZED (
         WHERE queue_id = $1 AND state = 2 AND delivery_attempts < max_delivery_attempts
           AND priority = p.priority AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
         ORDER BY visible_at
-        LIMIT $2
+        LIMIT ` + duePerClaim + `
         FOR UPDATE SKIP LOCKED
     ) AS d
-    LIMIT $2
+    LIMIT ` + duePerClaim + `
 ), due_delayed AS MATERIALIZED (
     SELECT d.ctid, d.priority, d.seq, d.expires_at
     FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
@@ -199,17 +220,19 @@ live AS MATERIALIZED (
         WHERE queue_id = $1 AND state = 1 AND delivery_attempts < max_delivery_attempts
           AND priority = p.priority AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
         ORDER BY visible_at
-        LIMIT $2
+        LIMIT ` + duePerClaim + `
         FOR UPDATE SKIP LOCKED
     ) AS d
-    LIMIT $2
+    LIMIT ` + duePerClaim + `
 ), due AS MATERIALIZED (
-    SELECT * FROM due_leased UNION ALL SELECT * FROM due_delayed
+    SELECT * FROM due_leased WHERE expires_at > (SELECT now FROM clock)
+    UNION ALL
+    SELECT * FROM due_delayed WHERE expires_at > (SELECT now FROM clock)
 ), candidates AS MATERIALIZED (
     SELECT ctid FROM (
         SELECT ctid, priority, seq FROM ready
         UNION ALL
-        SELECT ctid, priority, seq FROM due WHERE expires_at > (SELECT now FROM clock)
+        SELECT ctid, priority, seq FROM due
         ORDER BY priority, seq
         LIMIT $2
     ) AS best
@@ -217,22 +240,30 @@ live AS MATERIALIZED (
     UPDATE messages m
     SET state = 0
     WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM due EXCEPT SELECT ctid FROM candidates))
-    RETURNING 1
 ), exhausted_rows AS MATERIALIZED (
-    SELECT ctid FROM messages
+    SELECT ctid, expires_at FROM messages
     WHERE queue_id = $1 AND state <> 0 AND delivery_attempts >= max_delivery_attempts
-      AND visible_at <= (SELECT now FROM clock) AND expires_at > (SELECT now FROM clock) AND (SELECT yes FROM live)
+      AND visible_at <= (SELECT now FROM clock) AND (SELECT yes FROM live)
     ORDER BY visible_at
     LIMIT ` + exhaustedPerClaim + `
     FOR UPDATE SKIP LOCKED
 ), exhausted AS (
     DELETE FROM messages m
-    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM exhausted_rows))
+    WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM exhausted_rows WHERE expires_at > (SELECT now FROM clock)))
     RETURNING m.queue_id, m.id, m.priority, m.payload, m.attributes, m.delivery_attempts, m.enqueued_at
 ), moved AS (
     INSERT INTO dead_letters (queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, dead_lettered_at)
     SELECT queue_id, id, priority, payload, attributes, delivery_attempts, enqueued_at, (SELECT now FROM clock) FROM exhausted
     RETURNING id
+), expired AS (
+    DELETE FROM messages m
+    WHERE m.ctid = ANY (ARRAY(
+        SELECT ctid FROM due_leased WHERE expires_at <= (SELECT now FROM clock)
+        UNION ALL
+        SELECT ctid FROM due_delayed WHERE expires_at <= (SELECT now FROM clock)
+        UNION ALL
+        SELECT ctid FROM exhausted_rows WHERE expires_at <= (SELECT now FROM clock)))
+    RETURNING 1
 ), delivered AS (
     UPDATE messages m
     SET state = 2,
@@ -265,13 +296,19 @@ live AS MATERIALIZED (
     ) - (SELECT now FROM clock)) * 1000)::bigint AS ms
     WHERE $3
 )
-SELECT (SELECT count(*) FROM moved) AS dead_lettered,
+SELECT NOT (SELECT yes FROM live) AS gone,
+       (SELECT count(*) FROM moved) AS dead_lettered,
+       (SELECT count(*) FROM expired) AS expired,
        (SELECT ms FROM next) AS next_ms,
-       (SELECT count(*) FROM promoted) + (SELECT count(*) FROM notified) AS done,
+       (SELECT count(*) FROM notified) AS done,
        d.id, d.payload, d.priority, d.receipt_handle, d.delivery_attempts, d.attributes, d.enqueued_at, d.first_delivered_at
 FROM (SELECT 1) AS one
 LEFT JOIN delivered d ON true
 ORDER BY d.priority, d.seq`
+
+// duePerClaim bounds the leased and the delayed messages whose moment came that one claim
+// reads: up to this many of each kind join the line, or go out, per claim.
+const duePerClaim = "1000"
 
 // exhaustedPerClaim bounds the exhausted messages one claim moves to dead_letters: a backlog
 // of them (a consumer fleet that crashed on a queue allowing one attempt) costs each claim
@@ -301,14 +338,21 @@ WHERE m.queue_id = a.queue_id AND m.id = a.id
 RETURNING m.queue_id, m.id, m.receipt_handle`
 
 // extendLeases makes each lease named by a receipt end the given seconds from now, by
-// primary key, and returns the receipts that held their lease.
+// primary key, and returns the receipts that held their lease. An extension may shorten a
+// lease, so it notifies every instance of the soonest new end in each queue.
 const extendLeases = `
-UPDATE messages m
-SET visible_at = clock_timestamp() + make_interval(secs => a.seconds)
-FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[]) AS a(queue_id, id, receipt_handle, seconds)
-WHERE m.queue_id = a.queue_id AND m.id = a.id
-  AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
-RETURNING m.queue_id, m.id, m.receipt_handle`
+WITH extended AS (
+    UPDATE messages m
+    SET visible_at = clock_timestamp() + make_interval(secs => a.seconds)
+    FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::integer[]) AS a(queue_id, id, receipt_handle, seconds)
+    WHERE m.queue_id = a.queue_id AND m.id = a.id
+      AND m.state = 2 AND m.receipt_handle = a.receipt_handle AND m.visible_at > clock_timestamp()
+    RETURNING m.queue_id, m.id, m.receipt_handle, a.seconds
+), notified AS (
+    SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' ' || min(seconds) * 1000 || ' 1')
+    FROM extended GROUP BY queue_id
+)
+SELECT queue_id, id, receipt_handle FROM extended WHERE (SELECT count(*) FROM notified) >= 0`
 
 // releaseLeases ends each lease named by a receipt now, by primary key: the message waits
 // the given delay (state 1), or rejoins the line at once (state 0) when there is none and it
@@ -347,13 +391,25 @@ WITH undelivered AS (
 )
 SELECT pg_notify('` + wakeupChannel + `', queue_id::text || ' 0 ' || count(*)) FROM undelivered GROUP BY queue_id`
 
-// purgeMessages deletes up to $3 messages of queue $1 enqueued up to seq $2, found by the
-// primary key's queue prefix; a purge repeats it until it comes back short.
+// purgeMessages deletes up to $4 messages of queue $1 enqueued up to seq $2 whose ID follows
+// $3, in ID order along the primary key, and returns how many it deleted and the last ID it
+// read: a purge pass repeats it from there, so that no batch walks the entries of the
+// batches before it. Rows that a round holds are skipped, and taken by a later pass.
 const purgeMessages = `
 WITH doomed AS MATERIALIZED (
-    SELECT ctid FROM messages WHERE queue_id = $1 AND seq <= $2 LIMIT $3 FOR UPDATE SKIP LOCKED
+    SELECT ctid, id FROM messages
+    WHERE queue_id = $1 AND id > $3 AND seq <= $2
+    ORDER BY id
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED
+), purged AS (
+    DELETE FROM messages m WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
 )
-DELETE FROM messages m WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
+SELECT (SELECT count(*) FROM purged), (SELECT id FROM doomed ORDER BY id DESC LIMIT 1)`
+
+// purgeLeft says whether queue $1 still holds a message enqueued up to seq $2: one that a
+// round held while the purge passed it.
+const purgeLeft = `SELECT EXISTS (SELECT FROM messages WHERE queue_id = $1 AND seq <= $2)`
 
 // selectLastSeq is the highest enqueue order given out so far: a purge removes the messages
 // up to it.

@@ -89,7 +89,8 @@ type round struct {
 	repeats  map[int]int
 	claims   []queueClaim
 	// The receipts of the statements that lock rows by primary key, sorted by message so
-	// that concurrent rounds lock them in one order.
+	// that concurrent rounds lock them in one order, then by handle, each receipt's entries
+	// in arrival order.
 	acknowledgements, extends, releases, undeliveries []receiptEntry
 }
 
@@ -152,7 +153,8 @@ func newRound(batch []operation) round {
 	}
 	for _, entries := range [][]receiptEntry{r.acknowledgements, r.extends, r.releases, r.undeliveries} {
 		slices.SortStableFunc(entries, func(a, b receiptEntry) int {
-			return cmp.Or(slices.Compare(a.queueID[:], b.queueID[:]), slices.Compare(a.receipt.MessageID[:], b.receipt.MessageID[:]))
+			return cmp.Or(slices.Compare(a.queueID[:], b.queueID[:]), slices.Compare(a.receipt.MessageID[:], b.receipt.MessageID[:]),
+				slices.Compare(a.receipt.ReceiptHandle[:], b.receipt.ReceiptHandle[:]))
 		})
 	}
 	return r
@@ -207,10 +209,10 @@ func (r *round) statements(batch []operation) *pgx.Batch {
 		b.Queue(deleteAcknowledged, receiptArguments(r.acknowledgements, false)...)
 	}
 	if len(r.extends) > 0 {
-		b.Queue(extendLeases, receiptArguments(r.extends, true)...)
+		b.Queue(extendLeases, receiptArguments(onePerReceipt(r.extends, true), true)...)
 	}
 	if len(r.releases) > 0 {
-		b.Queue(releaseLeases, receiptArguments(r.releases, true)...)
+		b.Queue(releaseLeases, receiptArguments(onePerReceipt(r.releases, false), true)...)
 	}
 	if len(r.undeliveries) > 0 {
 		b.Queue(undeliverLeases, receiptArguments(r.undeliveries, false)...)
@@ -233,23 +235,28 @@ func (r *round) read(results pgx.BatchResults, batch []operation, outcomes []out
 		c.serve(got, batch, outcomes)
 	}
 	if len(r.acknowledgements) > 0 {
-		for _, position := range positionsOf(r.acknowledgements) {
-			outcomes[position].removed = make([]bool, len(batch[position].receipts))
+		for _, e := range r.acknowledgements {
+			if outcomes[e.position].removed == nil {
+				outcomes[e.position].removed = make([]bool, len(batch[e.position].receipts))
+			}
 		}
-		if err := readHeld(results, r.acknowledgements, "delete acknowledged messages", func(e receiptEntry) {
+		if err := readHeld(results, r.acknowledgements, "delete acknowledged messages", false, func(e receiptEntry) {
 			outcomes[e.position].removed[e.index] = true
 		}); err != nil {
 			return err
 		}
 	}
+	// Of two extends of one lease in a round, both hold it, as they would one after the
+	// other, and the later one's timeout applies; of two releases, the first ends it.
 	for _, statement := range []struct {
 		entries []receiptEntry
 		what    string
-	}{{r.extends, "extend leases"}, {r.releases, "release leases"}} {
+		every   bool
+	}{{r.extends, "extend leases", true}, {r.releases, "release leases", false}} {
 		if len(statement.entries) == 0 {
 			continue
 		}
-		if err := readHeld(results, statement.entries, statement.what, func(e receiptEntry) {
+		if err := readHeld(results, statement.entries, statement.what, statement.every, func(e receiptEntry) {
 			outcomes[e.position].held = true
 		}); err != nil {
 			return err
@@ -335,11 +342,12 @@ func (r *round) answerRepeats(batch []operation, outcomes []outcome) {
 // moment on the first.
 func (c queueClaim) serve(got claimed, batch []operation, outcomes []outcome) {
 	first := &outcomes[c.positions[0]].dequeued
-	first.DeadLettered = got.deadLettered
+	first.DeadLettered, first.Expired = got.deadLettered, got.expired
 	deliveries := got.deliveries
 	for _, position := range c.positions {
 		n := min(batch[position].dequeue.Max, len(deliveries))
 		out := &outcomes[position].dequeued
+		out.Gone = got.gone
 		out.Deliveries, deliveries = deliveries[:n:n], deliveries[n:]
 		if batch[position].dequeue.Next {
 			out.Next, out.HasNext = got.next, got.hasNext
@@ -403,20 +411,12 @@ func messageIDs(enqueues []domain.Enqueue) []domain.ID {
 	return ids
 }
 
-func positionsOf(entries []receiptEntry) []int {
-	var positions []int
-	for _, e := range entries {
-		if len(positions) == 0 || !slices.Contains(positions, e.position) {
-			positions = append(positions, e.position)
-		}
-	}
-	return positions
-}
-
 // claimed is the outcome of one claim statement.
 type claimed struct {
 	deliveries   []domain.Delivery // in delivery order
+	gone         bool
 	deadLettered int
+	expired      int
 	next         time.Duration
 	hasNext      bool
 }
@@ -431,7 +431,9 @@ func readClaimed(results pgx.BatchResults) (claimed, error) {
 	var c claimed
 	for rows.Next() {
 		var (
+			gone                bool
 			deadLettered, done  int64
+			expired             int64
 			nextMilliseconds    *int64
 			id, receiptHandle   *domain.ID
 			payload, attributes []byte
@@ -439,11 +441,11 @@ func readClaimed(results pgx.BatchResults) (claimed, error) {
 			attempts            *int32
 			enqueuedAt, firstAt *time.Time
 		)
-		if err := rows.Scan(&deadLettered, &nextMilliseconds, &done, &id, &payload, &priority, &receiptHandle,
+		if err := rows.Scan(&gone, &deadLettered, &expired, &nextMilliseconds, &done, &id, &payload, &priority, &receiptHandle,
 			&attempts, &attributes, &enqueuedAt, &firstAt); err != nil {
 			return claimed{}, fmt.Errorf("postgres: claim messages: %w", err)
 		}
-		c.deadLettered = int(deadLettered)
+		c.gone, c.deadLettered, c.expired = gone, int(deadLettered), int(expired)
 		if nextMilliseconds != nil {
 			c.next, c.hasNext = max(time.Duration(*nextMilliseconds)*time.Millisecond, 0), true
 		}
@@ -467,36 +469,57 @@ func readClaimed(results pgx.BatchResults) (claimed, error) {
 }
 
 // readHeld reads the next result of a round, a statement on receipts that returns the
-// receipts it applied to, and calls held with the entry of each. When one receipt comes twice
-// in a statement, the earlier entry applied.
-func readHeld(results pgx.BatchResults, entries []receiptEntry, what string, held func(receiptEntry)) error {
+// receipts it applied to, and calls held with the entry of each: every entry that names an
+// applied receipt when every, else only the earliest (of two acknowledgements of one
+// delivery in a round, the first removed the message).
+func readHeld(results pgx.BatchResults, entries []receiptEntry, what string, every bool, held func(receiptEntry)) error {
 	rows, err := results.Query()
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", what, translate(err))
 	}
-	type applied struct {
-		queueID domain.ID
-		receipt domain.Receipt
-	}
-	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (applied, error) {
-		var a applied
-		err := row.Scan(&a.queueID, &a.receipt.MessageID, &a.receipt.ReceiptHandle)
-		return a, err
+	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (receiptKey, error) {
+		var k receiptKey
+		err := row.Scan(&k.queueID, &k.receipt.MessageID, &k.receipt.ReceiptHandle)
+		return k, err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", what, translate(err))
 	}
-	taken := make([]bool, len(entries))
-	for _, a := range got {
-		for i, e := range entries {
-			if !taken[i] && e.queueID == a.queueID && e.receipt == a.receipt {
-				taken[i] = true
-				held(e)
-				break
-			}
+	applied := make(map[receiptKey]bool, len(got))
+	for _, k := range got {
+		applied[k] = true
+	}
+	for _, e := range entries {
+		k := receiptKey{e.queueID, e.receipt}
+		if applied[k] {
+			held(e)
+			applied[k] = every
 		}
 	}
 	return nil
+}
+
+// receiptKey names one lease of a queue.
+type receiptKey struct {
+	queueID domain.ID
+	receipt domain.Receipt
+}
+
+// onePerReceipt returns entries, sorted by message, with each receipt once: with the
+// seconds of its last entry when last, else of its first. A statement that updates by a
+// join applies one arbitrary row of several that name the same lease.
+func onePerReceipt(entries []receiptEntry, last bool) []receiptEntry {
+	unique := make([]receiptEntry, 0, len(entries))
+	for _, e := range entries {
+		if n := len(unique); n > 0 && unique[n-1].queueID == e.queueID && unique[n-1].receipt == e.receipt {
+			if last {
+				unique[n-1] = e
+			}
+			continue
+		}
+		unique = append(unique, e)
+	}
+	return unique
 }
 
 // encodeAttributes returns the attributes as stored: JSON, or NULL for none.

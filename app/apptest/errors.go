@@ -95,6 +95,13 @@ var errorTests = []testCase{
 		}
 	}},
 
+	{"ListQueues_CursorNoNameCouldFollow_InvalidQuery", func(t *testing.T, r *retsuTest) {
+		for _, after := range []string{"a\x00b", "\xff", strings.Repeat("a", 1025)} {
+			_, err := r.ListQueues(ctx, ports.ListQueuesParams{After: after})
+			r.is.Equal(codeOf(err), domain.CodeInvalidQuery) // a NUL, invalid UTF-8, or more than 1,024 bytes
+		}
+	}},
+
 	{"DequeueMessages_OutOfRange_Code", func(t *testing.T, r *retsuTest) {
 		q := r.queue(domain.SettingsUpdate{})
 		tests := []struct {

@@ -111,6 +111,30 @@ var enqueueTests = []testCase{
 		r.is.Equal(r.counts(q).ready, int64(2)) // and stores nothing
 	}},
 
+	{"EnqueueMessages_RepeatAfterTheQueueChanged_Replays", func(t *testing.T, r *retsuTest) {
+		q := r.queue(domain.SettingsUpdate{DefaultMessageTTL: new(time.Hour)})
+		later := message(domain.PriorityHigh, "in half an hour")
+		later.Delay = new(30 * time.Minute)
+		p := app.EnqueueParams{QueueID: q.ID, IdempotencyKey: uniqueName("key"), Messages: []domain.NewMessage{later}}
+		first, err := r.EnqueueMessages(ctx, p)
+		r.is.NoErr(err)
+		_, err = r.UpdateQueue(ctx, q.ID, domain.SettingsUpdate{DefaultMessageTTL: new(time.Minute)})
+		r.is.NoErr(err)
+		again, err := r.EnqueueMessages(ctx, p)
+		r.is.NoErr(err)                  // a repeat answers the original outcome, although the delay
+		r.is.True(again.Replayed)        // is no longer shorter than the queue's default lifetime
+		r.is.Equal(again.IDs, first.IDs) // with the first request's IDs
+		other := p
+		other.IdempotencyKey = uniqueName("key")
+		_, err = r.EnqueueMessages(ctx, other)
+		r.is.Equal(codeOf(err), domain.CodeInvalidDelay) // a new request is checked against today's settings
+		p.Messages = []domain.NewMessage{message(domain.PriorityHigh, "another")}
+		p.Messages[0].Delay = new(30 * time.Minute)
+		_, err = r.EnqueueMessages(ctx, p)
+		r.is.Equal(codeOf(err), domain.CodeInvalidDelay) // and so is another request with the key
+		r.is.Equal(r.counts(q).delayed, int64(1))        // one message stored in all
+	}},
+
 	{"EnqueueMessages_SameKeyOtherRequest_IdempotencyKeyReused", func(t *testing.T, r *retsuTest) {
 		q := r.queue(domain.SettingsUpdate{})
 		key := uniqueName("key")

@@ -53,12 +53,22 @@ var queueTests = []testCase{
 
 	{"ListQueues_Name_KeepsTheExactMatch", func(t *testing.T, r *retsuTest) {
 		q := r.queue(domain.SettingsUpdate{})
-		got, err := r.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name})
+		got, err := r.ListQueues(ctx, ports.ListQueuesParams{Name: new(q.Name)})
 		r.is.NoErr(err)
 		r.is.Equal(got, []domain.Queue{q}) // the queue of that name
-		none, err := r.ListQueues(ctx, ports.ListQueuesParams{Name: q.Name + "x"})
+		none, err := r.ListQueues(ctx, ports.ListQueuesParams{Name: new(q.Name + "x")})
 		r.is.NoErr(err)
 		r.is.Equal(len(none), 0) // and nothing for a name no queue has
+	}},
+
+	{"ListQueues_EmptyName_KeepsNone", func(t *testing.T, r *retsuTest) {
+		r.queue(domain.SettingsUpdate{})
+		none, err := r.ListQueues(ctx, ports.ListQueuesParams{Name: new("")})
+		r.is.NoErr(err)
+		r.is.Equal(len(none), 0) // no queue is named "": the empty name is a name, not an absent filter
+		all, err := r.ListQueues(ctx, ports.ListQueuesParams{})
+		r.is.NoErr(err)
+		r.is.True(len(all) > 0) // without a name, every queue
 	}},
 
 	{"UpdateQueue_ChangesOnlySuppliedSettings", func(t *testing.T, r *retsuTest) {

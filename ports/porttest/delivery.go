@@ -160,15 +160,38 @@ var deliveryTests = []messageTestCase{
 		m.is.Equal(ids(m.dequeueUpTo(3)), []domain.ID{later.MessageID}) // until its delay ends
 	}},
 
+	{"Dequeue_LeasesEndedOutOfOrder_DeliveredInEnqueueOrder", func(t *testing.T, m *messageTest) {
+		first := m.enqueue(domain.PriorityMedium, "first", withVisibilityTimeout(2*time.Second))
+		second := m.enqueue(domain.PriorityMedium, "second", withVisibilityTimeout(time.Second))
+		m.is.Equal(ids(m.dequeueUpTo(2)), []domain.ID{first, second})
+		third := m.enqueue(domain.PriorityMedium, "third")
+		m.Wait(2*time.Second + margin)            // both leases ended, the second's first
+		m.is.Equal(m.dequeue().MessageID, first)  // the earliest enqueued goes out first
+		m.is.Equal(m.dequeue().MessageID, second) // then the next, whatever the order the leases ended in
+		m.is.Equal(m.dequeue().MessageID, third)  // and only then the message that waited in line
+	}},
+
+	{"Dequeue_ExpiredLeaseEndedAhead_HoldsBackNoLowerPriority", func(t *testing.T, m *messageTest) {
+		m.enqueue(domain.PriorityHigh, "expires after its lease", withTTL(2*time.Second), withVisibilityTimeout(time.Second))
+		m.dequeue()
+		medium := m.enqueue(domain.PriorityMedium, "redelivered", withVisibilityTimeout(time.Second))
+		m.is.Equal(m.dequeue().MessageID, medium)
+		m.enqueue(domain.PriorityLow, "in line")
+		m.Wait(2*time.Second + margin)            // both leases ended; the high one also expired
+		m.is.Equal(m.dequeue().MessageID, medium) // the medium one goes out before the low one
+	}},
+
 	{"Dequeue_ExpiredExhausted_NotDeadLettered", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityHigh, "exhausted and expired", withMaxDeliveryAttempts(1), withTTL(2*time.Second))
 		m.dequeue()
 		m.Wait(2*time.Second + margin)
-		m.dequeueNothing()
-		m.is.Equal(m.deadLettered(), int64(0)) // an expired message is left to the cleaner, never dead-lettered
+		dequeued, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 1})
+		m.is.NoErr(err)
+		m.is.Equal(len(dequeued.Deliveries), 0) // an expired message is not delivered
+		m.is.Equal(m.deadLettered(), int64(0))  // nor dead-lettered
 		deleted, err := m.Cleaning.DeleteExpired(ctx, m.queueID, 10)
 		m.is.NoErr(err)
-		m.is.Equal(deleted, 1) // which deletes it
+		m.is.Equal(dequeued.Expired+deleted, 1) // it is deleted, by the claim that met it or by the cleaner
 	}},
 
 	{"Dequeue_ManyExhaustedAhead_DeliversTheDeliverableOne", func(t *testing.T, m *messageTest) {

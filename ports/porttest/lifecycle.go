@@ -88,7 +88,10 @@ var lifecycleTests = []messageTestCase{
 		m.dequeue()
 		m.enqueue(domain.PriorityHigh, "delayed", withDelay(time.Second))
 		m.is.NoErr(m.Queues.DeleteQueue(ctx, m.queueID))
-		m.dequeueNothing() // no message of a deleted queue is delivered
+		dequeued, err := m.Store.Dequeue(ctx, ports.DequeueParams{QueueID: m.queueID, Max: 10})
+		m.is.NoErr(err)
+		m.is.Equal(len(dequeued.Deliveries), 0) // no message of a deleted queue is delivered
+		m.is.True(dequeued.Gone)                // and the dequeue learns that the queue is gone
 		m.Wait(time.Second + margin)
 		m.dequeueNothing() // not when a lease or a delay ends either
 	}},

@@ -107,6 +107,15 @@ var wakeupTests = []messageTestCase{
 		m.is.True(ok) // a delivery wakes the queue's waiters when its lease may end unacknowledged
 	}},
 
+	{"Wakeup_Extend_WhenTheNewLeaseMayEnd", func(t *testing.T, m *messageTest) {
+		m.enqueue(domain.PriorityLow, "extended", withVisibilityTimeout(30*time.Second))
+		d := m.dequeue()
+		received := m.listen(t)
+		m.is.True(m.extend(d, announcedDelay))
+		_, ok := received.await(after(announcedDelay))
+		m.is.True(ok) // an extension, which may shorten a lease, wakes them when the new lease may end
+	}},
+
 	{"Wakeup_Release_Now", func(t *testing.T, m *messageTest) {
 		m.enqueue(domain.PriorityLow, "released", withVisibilityTimeout(30*time.Second))
 		d := m.dequeue()
