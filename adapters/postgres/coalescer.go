@@ -26,6 +26,12 @@ type coalescer[Request, Answer any] struct {
 	limits batchLimits
 	// cost weighs a request against limits.maxCost; nil counts every request as 1.
 	cost func(Request) int
+	// prepare, when set, runs in a slot before the slot takes each batch, and may wait there
+	// (for the database's round lock, say: see MessageStore.prepareRound) so that the batch
+	// takes every request that arrived meanwhile; requests that give up meanwhile are taken
+	// out, as from any wait. It returns nil, or a function that undoes what it did when no
+	// request is left to take. Set it before the first request.
+	prepare func(slot int) (undo func())
 
 	mu      sync.Mutex
 	waiting []*pendingCall[Request, Answer] // in arrival order
@@ -98,32 +104,51 @@ func (c *coalescer[Request, Answer]) submit(call *pendingCall[Request, Answer]) 
 		return errClosed
 	}
 	c.waiting = append(c.waiting, call)
-	var batch []*pendingCall[Request, Answer]
 	slot := -1
 	if len(c.free) > 0 {
 		slot, c.free = c.free[len(c.free)-1], c.free[:len(c.free)-1]
 		c.slots.Add(1)
-		batch = c.takeBatch()
 	}
 	c.mu.Unlock()
-	if batch != nil {
-		go c.runSlot(slot, batch)
+	if slot >= 0 {
+		go c.runSlot(slot)
 	}
 	return nil
 }
 
-// runSlot carries out batch, then keeps the slot busy with the requests that arrived
-// meanwhile, until none waits.
-func (c *coalescer[Request, Answer]) runSlot(slot int, batch []*pendingCall[Request, Answer]) {
+// runSlot carries out the waiting requests in batches, each taking those that arrived while
+// the one before it ran, until none waits.
+func (c *coalescer[Request, Answer]) runSlot(slot int) {
 	defer c.slots.Done()
-	for len(batch) > 0 {
-		c.execute(slot, batch)
+	for {
+		var batch []*pendingCall[Request, Answer]
 		c.mu.Lock()
-		batch = c.takeBatch()
-		if len(batch) == 0 {
+		if c.prepare == nil {
+			batch = c.takeBatch()
+		}
+		idle := len(c.waiting) == 0 && len(batch) == 0
+		if idle {
 			c.free = append(c.free, slot)
 		}
 		c.mu.Unlock()
+		if idle {
+			return
+		}
+		if batch == nil {
+			undo := c.prepare(slot)
+			c.mu.Lock()
+			batch = c.takeBatch()
+			c.mu.Unlock()
+			if len(batch) == 0 {
+				// Everyone gave up while the slot was prepared: undo it before the slot
+				// may be taken again, then look once more.
+				if undo != nil {
+					undo()
+				}
+				continue
+			}
+		}
+		c.execute(slot, batch)
 	}
 }
 

@@ -326,3 +326,58 @@ func TestCoalescer_Close_AnswersRequestsInFlightAndRefusesNewOnes(t *testing.T) 
 		t.Fatal("close did not return")
 	}
 }
+
+func TestCoalescer_Prepare_BatchTakesTheRequestsOfTheWait(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	entered, release := make(chan struct{}, 4), make(chan struct{})
+	var batches [][]int
+	c := newCoalescer(oneAtATime, nil, func(_ context.Context, _ int, batch, answers []int) error {
+		batches = append(batches, slices.Clone(batch))
+		return nil
+	})
+	c.prepare = func(int) func() {
+		entered <- struct{}{}
+		<-release
+		return nil
+	}
+	outs := []<-chan callResult{submit(t, c, context.Background(), 1)}
+	<-entered // the slot waits in prepare, before taking its batch
+	for r := 2; r <= 4; r++ {
+		outs = append(outs, submit(t, c, context.Background(), r))
+	}
+	close(release)
+	for _, out := range outs {
+		is.NoErr(receive(t, out).err)
+	}
+	is.Equal(batches, [][]int{{1, 2, 3, 4}}) // the requests of the wait went with the first
+}
+
+func TestCoalescer_Prepare_UndoneWhenEveryoneGaveUp(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	entered, release, undone := make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	ran := false
+	c := newCoalescer(oneAtATime, nil, func(context.Context, int, []int, []int) error {
+		ran = true
+		return nil
+	})
+	c.prepare = func(int) func() {
+		entered <- struct{}{}
+		<-release
+		return func() { close(undone) }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := submit(t, c, ctx, 1)
+	<-entered
+	cancel()
+	is.Equal(receive(t, out).err, context.Canceled) // the request gave up while the slot was prepared
+	close(release)
+	select {
+	case <-undone: // so the slot undid its preparation
+	case <-time.After(5 * time.Second):
+		t.Fatal("the preparation was not undone")
+	}
+	c.close()
+	is.True(!ran) // and ran no batch
+}

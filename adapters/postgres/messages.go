@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +34,10 @@ var (
 type MessageStore struct {
 	pool     *pgxpool.Pool
 	rounds   *coalescer[operation, outcome]
+	gates    []roundGate // one per round slot (gate.go)
 	listener *listener
+	// roundsRun counts the rounds run, for the tests.
+	roundsRun atomic.Int64
 }
 
 // The bounds of coalescing.
@@ -65,8 +69,9 @@ type MessageStoreOptions struct {
 // NewMessageStore returns a MessageStore on pool.
 func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	limits := batchLimits{maxRunning: max(o.RoundsInFlight, 1), maxCost: maxRound, timeout: roundTimeout}
-	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig)}
+	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig), gates: make([]roundGate, limits.maxRunning)}
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
+	s.rounds.prepare = s.prepareRound
 	return s
 }
 

@@ -397,6 +397,53 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 	is.NoErr(<-done) // one after the other
 }
 
+func TestRounds_AfterWaitingForTheirLock_GatherTheRequestsOfTheWait(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	conn, err := s.pool.Acquire(context.Background())
+	is.NoErr(err)
+	defer conn.Release()
+	hold := func() {
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock($1)", postgres.RoundLockKey(0))
+		is.NoErr(err)
+	}
+	free := func() {
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", postgres.RoundLockKey(0))
+		is.NoErr(err)
+	}
+	queueID := newID()
+	// Another instance's round holds the lock: this instance's round waits for it.
+	hold()
+	first := make(chan error, 1)
+	go func() { first <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityLow, "waited")) }()
+	time.Sleep(100 * time.Millisecond)
+	free()
+	is.NoErr(<-first)
+	// The lock is taken again; the next round waits for it, and the requests that arrive
+	// meanwhile go with it, not in a round of their own after it.
+	hold()
+	before := postgres.RoundsRun(s.store)
+	done := make(chan error, 4)
+	enqueue := func(payload string) {
+		go func() { done <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityLow, payload)) }()
+	}
+	enqueue("leaves first")
+	time.Sleep(200 * time.Millisecond) // its round waits for the lock
+	for _, p := range []string{"a", "b", "c"} {
+		enqueue("arrives during the wait " + p)
+	}
+	time.Sleep(100 * time.Millisecond)
+	free()
+	for range 4 {
+		is.NoErr(<-done)
+	}
+	is.Equal(postgres.RoundsRun(s.store)-before, int64(1)) // one round carried all four
+	got, err := s.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: queueID, Max: 10})
+	is.NoErr(err)
+	is.Equal(len(got.Deliveries), 5) // and stored them, with the first
+}
+
 func TestRound_KeysOfDifferentRetentions_EachExpiresAfterItsOwn(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)

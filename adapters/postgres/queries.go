@@ -316,15 +316,17 @@ const duePerClaim = "1000"
 const exhaustedPerClaim = "1000"
 
 // lockRoundSlot takes, for its transaction, the advisory lock of one round slot
-// (roundLockKey): every instance on the database takes the same lock for its slot of the
-// same number, so that rounds run one per slot across all of them, as they do within one
-// instance. While one instance's round holds the lock, the rounds of the others wait in the
-// database and their instances gather the requests that arrive meanwhile into their next
-// rounds: several instances then send as few, as large rounds as one instance would, and
-// PostgreSQL's cost per message does not grow with the number of instances. An idle
-// database grants the lock at once. Only rounds take these locks, and always first, so no
-// wait for them can be part of a deadlock.
-const lockRoundSlot = `SELECT pg_advisory_xact_lock($1)`
+// (roundLockKey), and returns how long it waited for it, in seconds: every instance on the
+// database takes the same lock for its slot of the same number, so that rounds run one per
+// slot across all of them, as they do within one instance. A slot that had to wait takes
+// the lock before it gathers its next round (gate.go), so that the requests that arrived
+// during the wait go with it: several instances then send as few, as large rounds as one
+// instance would, and PostgreSQL's cost per message does not grow with the number of
+// instances. An idle database grants the lock at once. Only rounds take these locks, and
+// always first, so no wait for them can be part of a deadlock.
+const lockRoundSlot = `
+WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+SELECT extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 FROM locked`
 
 // deleteAcknowledged removes the messages whose receipt handle names their current lease,
 // by primary key, and returns the queue, ID and receipt handle of each, which name the

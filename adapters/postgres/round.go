@@ -175,19 +175,46 @@ func appendReceipts(entries []receiptEntry, position int, op operation) []receip
 // runRound carries out a batch of operations as one round, in the round slot slot of this
 // instance, and answers each.
 func (s *MessageStore) runRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
+	return s.runRoundAt(ctx, &s.gates[slot], roundLockKey(slot), batch, outcomes)
+}
+
+// runRoundAt runs a round under the round lock lockKey, through gate g (gate.go).
+func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, lockKey int64, batch []operation, outcomes []outcome) error {
+	s.roundsRun.Add(1)
 	r := newRound(batch)
 	statements := r.statements(batch)
-	// The slot's round lock comes first: see lockRoundSlot.
-	statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{roundLockKey(slot)}}},
-		statements.QueuedQueries...)
-	results := s.pool.SendBatch(ctx, statements)
-	if _, err := results.Exec(); err != nil {
-		_ = results.Close()
-		return fmt.Errorf("postgres: lock round slot: %w", translate(err))
-	}
-	err := r.read(results, batch, outcomes)
-	if closeErr := results.Close(); err == nil && closeErr != nil {
-		err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
+	var err error
+	if g.conn != nil {
+		// prepareRound took the slot's lock in a transaction: the round ends it.
+		conn := g.conn
+		g.conn = nil
+		statements.Queue("COMMIT")
+		results := conn.SendBatch(ctx, statements)
+		err = r.read(results, batch, outcomes)
+		if err == nil {
+			if _, commitErr := results.Exec(); commitErr != nil {
+				err = fmt.Errorf("postgres: commit round: %w", translate(commitErr))
+			}
+		}
+		if closeErr := results.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
+		}
+		releaseRolledBack(conn)
+	} else {
+		// The slot's round lock comes first: see lockRoundSlot and gate.go.
+		statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{lockKey}}},
+			statements.QueuedQueries...)
+		results := s.pool.SendBatch(ctx, statements)
+		var wait float64
+		if err := results.QueryRow().Scan(&wait); err != nil {
+			_ = results.Close()
+			return fmt.Errorf("postgres: lock round slot: %w", translate(err))
+		}
+		g.contended = wait > contendedWait.Seconds()
+		err = r.read(results, batch, outcomes)
+		if closeErr := results.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
+		}
 	}
 	if err == nil {
 		r.answerRepeats(batch, outcomes)

@@ -36,13 +36,14 @@ mkdir -p "$out"
 sql() { psql -qXAt -v ON_ERROR_STOP=1 "$url" "$@"; }
 
 # statement NAME prints the SQL constant NAME of adapters/postgres/queries.go, with the
-# constants it joins (the notification channel, the bound of exhausted moves) put in.
+# constants it joins (the notification channel, the bounds of due rows and exhausted moves) put in.
 statement() {
 	awk -v name="$1" '
 		index($0, "const " name " = `") == 1 { found = 1; sub(/^[^`]*`/, "") }
 		found {
 			gsub(/` \+ wakeupChannel \+ `/, "retsu_wakeups")
 			gsub(/` \+ exhaustedPerClaim \+ `/, "1000")
+			gsub(/` \+ duePerClaim \+ `/, "1000")
 			if (index($0, "`")) { sub(/`.*/, ""); print; exit }
 			print
 		}' adapters/postgres/queries.go
