@@ -15,23 +15,49 @@ import (
 // round: with three instances under the load one instance carries, each round carries about a
 // third as many requests, and PostgreSQL pays about three times the commits per message.
 //
-// So a slot whose last round waited for its lock (other instances' rounds ran) takes the lock
-// first and only then takes its batch, the requests that arrived during the wait included
+// So a slot whose round waited for its lock (other instances' rounds ran) takes the lock first
+// and only then takes its batch, the requests that arrived during the wait included
 // (prepareRound): the instances still take turns, but each turn carries what a lone
 // instance's round would, at the price of one more round trip per round. A slot whose lock
-// was free again goes back to sending at once, so an idle database, or a lone instance,
-// answers a lone request in one round trip as before.
+// was free calmWaits times in a row goes back to sending at once, so an idle database, or a
+// lone instance, answers a lone request in one round trip as before.
 
 // contendedWait is the wait for a round lock above which the slot's next round takes the
 // lock before it takes its batch. An uncontended lock is granted in microseconds; any round
 // of another instance holds it for longer than this.
 const contendedWait = 250 * time.Microsecond
 
+// calmWaits is how many short lock waits in a row make a contended slot send at once again:
+// other instances' rounds come and go, and one lock that happened to be free says little.
+const calmWaits = 8
+
+// contended says whether the slot's next round takes its lock before its batch.
+func (g *roundGate) contended() bool { return g.calm < calmWaits }
+
+// waited records a wait of seconds for the slot's lock.
+func (g *roundGate) waited(seconds float64) {
+	if seconds > contendedWait.Seconds() {
+		g.calm = 0
+	} else {
+		g.calm = min(g.calm+1, calmWaits)
+	}
+}
+
+// newRoundGates returns the gates of n slots, calm: at first, rounds are sent at once.
+func newRoundGates(n int) []roundGate {
+	gates := make([]roundGate, n)
+	for i := range gates {
+		gates[i].calm = calmWaits
+	}
+	return gates
+}
+
 // roundGate is the state of one round slot between its rounds. Only the goroutine that holds
 // the slot touches it (see coalescer.runSlot).
 type roundGate struct {
-	// contended says that the slot's last lock wait was longer than contendedWait.
-	contended bool
+	// calm counts the slot's lock waits in a row no longer than contendedWait, up to
+	// calmWaits; below that the slot is contended.
+	calm int
 	// conn, between prepareRound and the round it prepared, holds an open transaction that
 	// holds the slot's round lock.
 	conn *pgxpool.Conn
@@ -44,14 +70,14 @@ type roundGate struct {
 // error of the database as it would have.
 func (s *MessageStore) prepareRound(slot int) (undo func()) {
 	g := &s.gates[slot]
-	if !g.contended {
+	if !g.contended() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		g.contended = false
+		g.calm = calmWaits
 		return nil
 	}
 	// One simple-protocol message: BEGIN and the lock in one round trip.
@@ -59,11 +85,11 @@ func (s *MessageStore) prepareRound(slot int) (undo func()) {
 	results, err := conn.Conn().PgConn().Exec(ctx, sql).ReadAll()
 	if err != nil || len(results) != 2 || len(results[1].Rows) != 1 {
 		conn.Release() // with its transaction still open, the pool closes the connection
-		g.contended = false
+		g.calm = calmWaits
 		return nil
 	}
 	wait, _ := strconv.ParseFloat(string(results[1].Rows[0][0]), 64)
-	g.contended = wait > contendedWait.Seconds()
+	g.waited(wait)
 	g.conn = conn
 	return func() {
 		g.conn = nil

@@ -69,7 +69,7 @@ type MessageStoreOptions struct {
 // NewMessageStore returns a MessageStore on pool.
 func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	limits := batchLimits{maxRunning: max(o.RoundsInFlight, 1), maxCost: maxRound, timeout: roundTimeout}
-	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig), gates: make([]roundGate, limits.maxRunning)}
+	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig), gates: newRoundGates(limits.maxRunning)}
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
 	s.rounds.prepare = s.prepareRound
 	return s

@@ -210,7 +210,7 @@ func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, lockKey int
 			_ = results.Close()
 			return fmt.Errorf("postgres: lock round slot: %w", translate(err))
 		}
-		g.contended = wait > contendedWait.Seconds()
+		g.waited(wait)
 		err = r.read(results, batch, outcomes)
 		if closeErr := results.Close(); err == nil && closeErr != nil {
 			err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
