@@ -61,6 +61,7 @@ func TestSQS_EndToEnd(t *testing.T) {
 	t.Run("Queues", func(t *testing.T) { testSQSQueues(t, client) })
 	t.Run("Messages", func(t *testing.T) { testSQSMessages(t, client) })
 	t.Run("Batches", func(t *testing.T) { testSQSBatches(t, client) })
+	t.Run("TraceHeaderAndLargestBody", func(t *testing.T) { testSQSTraceHeaderAndLargestBody(t, client) })
 	t.Run("LongPollWokenBySend", func(t *testing.T) { testSQSLongPoll(t, client) })
 	t.Run("Signatures", func(t *testing.T) { testSQSSignatures(t, server) })
 }
@@ -206,6 +207,26 @@ func testSQSBatches(t *testing.T, client *sqs.Client) {
 		AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"}})
 	is.NoErr(err)
 	is.Equal(counts.Attributes, map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}) // all deleted
+}
+
+func testSQSTraceHeaderAndLargestBody(t *testing.T, client *sqs.Client) {
+	is := is.New(t)
+	ctx := t.Context()
+	url := createSQSQueue(t, client, nil)
+	const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
+	body := strings.Repeat("✓", 1<<20/3) + "a" // 1,048,576 bytes, SQS's largest message
+
+	_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body,
+		MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(trace)}}})
+	is.NoErr(err)
+	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAWSTraceHeader}})
+
+	is.NoErr(err)
+	is.Equal(len(out.Messages), 1)
+	is.Equal(aws.ToString(out.Messages[0].Body), body)                               // stored in PostgreSQL byte for byte
+	is.Equal(out.Messages[0].Attributes, map[string]string{"AWSTraceHeader": trace}) // the trace header came back
+	is.Equal(len(out.Messages[0].MessageAttributes), 0)                              // and is no message attribute
 }
 
 func testSQSLongPoll(t *testing.T, client *sqs.Client) {

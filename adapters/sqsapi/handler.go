@@ -29,9 +29,10 @@ const (
 	queryContentType = "application/x-www-form-urlencoded"
 )
 
-// MaxBodyBytes bounds a request's body: 2 MiB, enough for a batch of the largest messages
-// (256 KiB in all, see maxMessageBytes) even when JSON escapes every byte of them.
-const MaxBodyBytes = 2 << 20
+// MaxBodyBytes bounds a request's body: 8 MiB, enough for a batch of the largest messages
+// (1 MiB in all, see maxMessageBytes) even when JSON escapes every byte of them as \u00XX
+// (six bytes for one), as encoders that escape HTML or all non-ASCII characters do.
+const MaxBodyBytes = 8 << 20
 
 // Options configure the SQS handler.
 type Options struct {
