@@ -21,7 +21,7 @@ const (
 // sendInput is a SendMessage, or an entry of a SendMessageBatch.
 type sendInput struct {
 	ID                      *string `json:"Id"`
-	MessageBody             *string
+	MessageBody             *text
 	DelaySeconds            *int
 	MessageAttributes       map[string]attributeValue
 	MessageSystemAttributes map[string]attributeValue
@@ -41,7 +41,7 @@ func (in sendInput) newMessage() (domain.NewMessage, int, error) {
 	if err != nil {
 		return domain.NewMessage{}, 0, err
 	}
-	n := domain.NewMessage{Payload: *in.MessageBody}
+	n := domain.NewMessage{Payload: in.MessageBody.value}
 	if in.DelaySeconds != nil {
 		if *in.DelaySeconds < 0 || *in.DelaySeconds > maxSendDelay {
 			return domain.NewMessage{}, 0, fail(errInvalidParameterValue,

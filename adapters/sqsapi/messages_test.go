@@ -1,6 +1,7 @@
 package sqsapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
@@ -541,4 +542,73 @@ func TestSendMessage_OneMebibyte_IsAccepted(t *testing.T) {
 
 	received := e.receive(url, &sqs.ReceiveMessageInput{MaxNumberOfMessages: 1})
 	is.Equal(aws.ToString(received.Body), body) // delivered byte for byte
+}
+
+func TestSendMessage_LoneSurrogateEscapes_AreInvalidMessageContents(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	tests := []struct {
+		name, body string
+		status     int
+		shape      string
+	}{
+		{"a high surrogate alone", `a\ud800b`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a low surrogate alone", `\uDC00`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a high surrogate at the end", `ab\uD83D`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a high surrogate before another escape", `\ud800\u0041`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"two high surrogates", `\ud83d\ud83d`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a pair", `\ud83d\ude00`, http.StatusOK, ""},
+		{"an escaped backslash before u", `\\ud800`, http.StatusOK, ""},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			res := e.post("AmazonSQS.SendMessage", "application/x-amz-json-1.0", `{"QueueUrl":"`+url+`","MessageBody":"`+test.body+`"}`, true)
+
+			is.Equal(res.status, test.status)
+			if test.shape != "" {
+				shape, _, _ := res.errorOf(t)
+				is.Equal(shape, test.shape) // refused, not stored as U+FFFD
+			}
+		})
+	}
+}
+
+func TestSendMessage_LoneSurrogateInAnAttribute_IsRefused(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	res := e.post("AmazonSQS.SendMessage", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+url+`","MessageBody":"m","MessageAttributes":{"k":{"DataType":"String","StringValue":"\udfff"}}}`, true)
+
+	shape, _, _ := res.errorOf(t)
+	is.Equal(shape, "com.amazonaws.sqs#InvalidParameterValue") // an attribute is not stored mangled either
+}
+
+func TestSendMessageBatch_LoneSurrogate_FailsOnlyItsEntry(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	res := e.post("AmazonSQS.SendMessageBatch", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+url+`","Entries":[{"Id":"bad","MessageBody":"\ud800"},{"Id":"good","MessageBody":"\ud83d\ude00"}]}`, true)
+
+	is.Equal(res.status, http.StatusOK)
+	var out struct {
+		Successful []struct{ Id string }
+		Failed     []struct{ Id, Code string }
+	}
+	is.NoErr(json.Unmarshal(res.body, &out))
+	is.Equal(len(out.Successful), 1)
+	is.Equal(out.Successful[0].Id, "good")
+	is.Equal(len(out.Failed), 1)
+	is.Equal(out.Failed[0].Code, "InvalidMessageContents") // the entry with the lone surrogate
+	received := e.receive(url, nil)
+	is.Equal(aws.ToString(received.Body), "😀") // the pair is one character
 }

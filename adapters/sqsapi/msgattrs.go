@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"regexp"
 	"strings"
@@ -37,6 +38,27 @@ type attributeValue struct {
 	BinaryValue      []byte   `json:",omitempty"`
 	StringListValues []string `json:",omitempty"`
 	BinaryListValues [][]byte `json:",omitempty"`
+	// loneSurrogate is the unpaired surrogate that a request's StringValue escaped, or 0
+	// (see text).
+	loneSurrogate rune
+}
+
+// UnmarshalJSON decodes an attribute of a request, remembering a lone surrogate escape of
+// its StringValue.
+func (v *attributeValue) UnmarshalJSON(data []byte) error {
+	type plain attributeValue // without this method
+	var in struct {
+		plain
+		StringValue *text
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*v = attributeValue(in.plain)
+	if in.StringValue != nil {
+		v.StringValue, v.loneSurrogate = &in.StringValue.value, in.StringValue.loneSurrogate
+	}
+	return nil
 }
 
 // attributeName is SQS's rule for the names of message attributes: letters, digits, _ - .,
@@ -101,6 +123,9 @@ func messageAttribute(name string, v attributeValue) (domain.Attribute, error) {
 	if strings.HasPrefix(v.DataType, "Number") && !numberValue.MatchString(*v.StringValue) {
 		return domain.Attribute{}, fail(errInvalidParameterValue, "Can't cast message attribute '%s' value %q to a number.", name, *v.StringValue)
 	}
+	if v.loneSurrogate != 0 {
+		return domain.Attribute{}, fail(errInvalidParameterValue, "Message attribute '%s' holds the lone surrogate \\u%04x, which is no character.", name, v.loneSurrogate)
+	}
 	if bad, ok := invalidCharacter(*v.StringValue); ok {
 		return domain.Attribute{}, fail(errInvalidParameterValue, "Message attribute '%s' holds the character %#U, which SQS does not allow.", name, bad)
 	}
@@ -126,12 +151,17 @@ func priorityOf(a domain.Attribute) (domain.Priority, error) {
 	return p, nil
 }
 
-// checkBody checks a message body: present, and of the characters SQS allows.
-func checkBody(body *string) error {
-	if body == nil || *body == "" {
+// checkBody checks a message body: present, and of the characters SQS allows, which a
+// lone surrogate escape is not.
+func checkBody(body *text) error {
+	if body == nil || body.value == "" {
 		return fail(errMissingParameter, "The request must contain the parameter MessageBody.")
 	}
-	if bad, ok := invalidCharacter(*body); ok {
+	bad, ok := invalidCharacter(body.value)
+	if body.loneSurrogate != 0 {
+		bad, ok = body.loneSurrogate, true
+	}
+	if ok {
 		return fail(errInvalidMessageContents, "Invalid binary character %#U was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.", bad)
 	}
 	return nil
@@ -237,8 +267,8 @@ func traceHeader(in map[string]attributeValue) (string, error) {
 			v.StringListValues != nil || v.BinaryListValues != nil {
 			return "", fail(errInvalidParameterValue, "The message system attribute %s must be a non-empty String.", sysTraceHeader)
 		}
-		if bad, ok := invalidCharacter(*v.StringValue); ok {
-			return "", fail(errInvalidParameterValue, "The message system attribute %s holds the character %#U, which SQS does not allow.", sysTraceHeader, bad)
+		if bad, ok := invalidCharacter(*v.StringValue); ok || v.loneSurrogate != 0 {
+			return "", fail(errInvalidParameterValue, "The message system attribute %s holds the character %#U, which SQS does not allow.", sysTraceHeader, max(bad, v.loneSurrogate))
 		}
 		header = *v.StringValue
 	}
