@@ -612,3 +612,67 @@ func TestSendMessageBatch_LoneSurrogate_FailsOnlyItsEntry(t *testing.T) {
 	received := e.receive(url, nil)
 	is.Equal(aws.ToString(received.Body), "😀") // the pair is one character
 }
+
+func TestReceiptBatches_BatchErrors(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	handle := e.receiveOne(url, nil).ReceiptHandle
+	tests := []struct {
+		name  string
+		ids   []string
+		check func(error) bool
+	}{
+		{"empty", []string{}, isError[*types.EmptyBatchRequest]},
+		{"eleven", []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, isError[*types.TooManyEntriesInBatchRequest]},
+		{"repeated ID", []string{"x", "y", "x"}, isError[*types.BatchEntryIdsNotDistinct]},
+		{"bad ID", []string{"a.b"}, isError[*types.InvalidBatchEntryId]},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			deletes := []types.DeleteMessageBatchRequestEntry{}
+			changes := []types.ChangeMessageVisibilityBatchRequestEntry{}
+			for _, id := range test.ids {
+				deletes = append(deletes, types.DeleteMessageBatchRequestEntry{Id: aws.String(id), ReceiptHandle: handle})
+				changes = append(changes, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(id), ReceiptHandle: handle, VisibilityTimeout: 60})
+			}
+
+			_, deleteErr := e.sqs.DeleteMessageBatch(e.ctx(), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: deletes})
+			_, changeErr := e.sqs.ChangeMessageVisibilityBatch(e.ctx(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url, Entries: changes})
+
+			is.True(test.check(deleteErr)) // DeleteMessageBatch: the SDK's error type
+			is.True(test.check(changeErr)) // ChangeMessageVisibilityBatch too
+		})
+	}
+}
+
+func TestChangeMessageVisibilityBatch_BadTimeouts_FailOnlyTheirEntries(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	first, second := e.receiveOne(url, nil), e.receiveOne(url, nil)
+
+	res := e.post("AmazonSQS.ChangeMessageVisibilityBatch", "application/x-amz-json-1.0", `{"QueueUrl":"`+url+`","Entries":[`+
+		`{"Id":"negative","ReceiptHandle":"`+aws.ToString(first.ReceiptHandle)+`","VisibilityTimeout":-1},`+
+		`{"Id":"missing","ReceiptHandle":"`+aws.ToString(first.ReceiptHandle)+`"},`+
+		`{"Id":"good","ReceiptHandle":"`+aws.ToString(second.ReceiptHandle)+`","VisibilityTimeout":0}]}`, true)
+
+	is.Equal(res.status, http.StatusOK)
+	var out struct {
+		Successful []struct{ Id string }
+		Failed     []struct{ Id, Code string }
+	}
+	is.NoErr(json.Unmarshal(res.body, &out))
+	is.Equal(len(out.Successful), 1)
+	is.Equal(out.Successful[0].Id, "good") // released
+	is.Equal(len(out.Failed), 2)
+	is.Equal(out.Failed[0].Id, "negative")
+	is.Equal(out.Failed[0].Code, "InvalidParameterValue") // out of range, on its own
+	is.Equal(out.Failed[1].Id, "missing")
+	is.Equal(out.Failed[1].Code, "MissingParameter") // no timeout, on its own
+	again := e.receive(url, nil)
+	is.Equal(aws.ToString(again.MessageId), aws.ToString(second.MessageId)) // the good entry's message was released, the other still held
+}
