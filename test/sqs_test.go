@@ -95,6 +95,7 @@ func testSQSQueues(t *testing.T, client *sqs.Client) {
 	is.Equal(attributes.Attributes["VisibilityTimeout"], "40")
 	is.Equal(attributes.Attributes["MessageRetentionPeriod"], "7200")
 	is.True(strings.Contains(attributes.Attributes["RedrivePolicy"], `"maxReceiveCount":4`))
+	is.True(strings.HasPrefix(attributes.Attributes["QueueArn"], "arn:aws:sqs:eu-central-1:000000000000:")) // the region the client signed for
 
 	_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
 	is.NoErr(err)
@@ -255,6 +256,22 @@ func testSQSSignatures(t *testing.T, server *sqsServer) {
 
 	is.Equal(apiErrorCode(wrongSecret), "SignatureDoesNotMatch") // a signature that does not match is refused
 	is.Equal(apiErrorCode(unknownKey), "InvalidClientTokenId")   // and so is an unknown access key
+}
+
+// TestSQS_Region_Configured checks that RETSU_SQS_REGION sets the region of every ARN,
+// whatever region the client signs for.
+func TestSQS_Region_Configured(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	server := startSQSServer(t, binary, "RETSU_SQS_REGION=eu-north-1")
+	client := server.client(t, sqsKeyID, sqsSecret)
+	url := createSQSQueue(t, client, nil)
+
+	out, err := client.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+
+	is.NoErr(err)
+	is.True(strings.HasPrefix(out.Attributes["QueueArn"], "arn:aws:sqs:eu-north-1:000000000000:")) // the configured region, not eu-central-1
 }
 
 // TestSQS_SIGTERM_AnswersLongPollsAndStops checks that a stopping server answers the
