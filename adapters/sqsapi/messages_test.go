@@ -560,6 +560,7 @@ func TestSendMessage_LoneSurrogateEscapes_AreInvalidMessageContents(t *testing.T
 		{"two high surrogates", `\ud83d\ud83d`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
 		{"a pair", `\ud83d\ude00`, http.StatusOK, ""},
 		{"an escaped backslash before u", `\\ud800`, http.StatusOK, ""},
+		{"an escaped backslash, then a lone surrogate", `\\\ud800`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
