@@ -61,6 +61,7 @@ func TestSQS_EndToEnd(t *testing.T) {
 	t.Run("Queues", func(t *testing.T) { testSQSQueues(t, client) })
 	t.Run("Messages", func(t *testing.T) { testSQSMessages(t, client) })
 	t.Run("Batches", func(t *testing.T) { testSQSBatches(t, client) })
+	t.Run("TraceHeaderAndLargestBody", func(t *testing.T) { testSQSTraceHeaderAndLargestBody(t, client) })
 	t.Run("LongPollWokenBySend", func(t *testing.T) { testSQSLongPoll(t, client) })
 	t.Run("Signatures", func(t *testing.T) { testSQSSignatures(t, server) })
 }
@@ -94,6 +95,7 @@ func testSQSQueues(t *testing.T, client *sqs.Client) {
 	is.Equal(attributes.Attributes["VisibilityTimeout"], "40")
 	is.Equal(attributes.Attributes["MessageRetentionPeriod"], "7200")
 	is.True(strings.Contains(attributes.Attributes["RedrivePolicy"], `"maxReceiveCount":4`))
+	is.True(strings.HasPrefix(attributes.Attributes["QueueArn"], "arn:aws:sqs:eu-central-1:000000000000:")) // the region the client signed for
 
 	_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
 	is.NoErr(err)
@@ -208,6 +210,26 @@ func testSQSBatches(t *testing.T, client *sqs.Client) {
 	is.Equal(counts.Attributes, map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}) // all deleted
 }
 
+func testSQSTraceHeaderAndLargestBody(t *testing.T, client *sqs.Client) {
+	is := is.New(t)
+	ctx := t.Context()
+	url := createSQSQueue(t, client, nil)
+	const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
+	body := strings.Repeat("✓", 1<<20/3) + "a" // 1,048,576 bytes, SQS's largest message
+
+	_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body,
+		MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(trace)}}})
+	is.NoErr(err)
+	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &url, MessageAttributeNames: []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAWSTraceHeader}})
+
+	is.NoErr(err)
+	is.Equal(len(out.Messages), 1)
+	is.Equal(aws.ToString(out.Messages[0].Body), body)                               // stored in PostgreSQL byte for byte
+	is.Equal(out.Messages[0].Attributes, map[string]string{"AWSTraceHeader": trace}) // the trace header came back
+	is.Equal(len(out.Messages[0].MessageAttributes), 0)                              // and is no message attribute
+}
+
 func testSQSLongPoll(t *testing.T, client *sqs.Client) {
 	is := is.New(t)
 	ctx := t.Context()
@@ -234,6 +256,22 @@ func testSQSSignatures(t *testing.T, server *sqsServer) {
 
 	is.Equal(apiErrorCode(wrongSecret), "SignatureDoesNotMatch") // a signature that does not match is refused
 	is.Equal(apiErrorCode(unknownKey), "InvalidClientTokenId")   // and so is an unknown access key
+}
+
+// TestSQS_Region_Configured checks that RETSU_SQS_REGION sets the region of every ARN,
+// whatever region the client signs for.
+func TestSQS_Region_Configured(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	server := startSQSServer(t, binary, "RETSU_SQS_REGION=eu-north-1")
+	client := server.client(t, sqsKeyID, sqsSecret)
+	url := createSQSQueue(t, client, nil)
+
+	out, err := client.GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+
+	is.NoErr(err)
+	is.True(strings.HasPrefix(out.Attributes["QueueArn"], "arn:aws:sqs:eu-north-1:000000000000:")) // the configured region, not eu-central-1
 }
 
 // TestSQS_SIGTERM_AnswersLongPollsAndStops checks that a stopping server answers the

@@ -172,22 +172,41 @@ func canonicalQuery(rawQuery string) string {
 	return strings.Join(pairs, "&")
 }
 
-// canonicalHeaderValue returns the values of a signed header, each trimmed with its inner
-// runs of spaces collapsed, joined by commas.
+// canonicalHeaderValue returns the values of a signed header, each trimmed of spaces with
+// its inner runs of spaces collapsed to one, joined by commas. Only spaces: a tab inside a
+// value is kept, as the SDKs keep it when they sign.
 func canonicalHeaderValue(r *http.Request, name string) string {
 	switch name {
 	case "host":
-		return r.Host
+		return collapseSpaces(r.Host)
 	case "content-length":
 		if r.Header.Get("Content-Length") == "" && r.ContentLength >= 0 {
 			return strconv.FormatInt(r.ContentLength, 10)
 		}
 	}
 	values := r.Header.Values(name)
+	canonical := make([]string, len(values)) // not in place: Values shares the request's slice
 	for i, v := range values {
-		values[i] = strings.Join(strings.Fields(v), " ")
+		canonical[i] = collapseSpaces(v)
 	}
-	return strings.Join(values, ",")
+	return strings.Join(canonical, ",")
+}
+
+// collapseSpaces trims the white space around s, as the SDKs do, and collapses its inner
+// runs of spaces to one.
+func collapseSpaces(s string) string {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "  ") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' && s[i-1] == ' ' { // s does not start with a space
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // uriEncode percent-encodes every byte but the unreserved characters of RFC 3986, and the

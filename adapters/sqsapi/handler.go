@@ -29,9 +29,10 @@ const (
 	queryContentType = "application/x-www-form-urlencoded"
 )
 
-// MaxBodyBytes bounds a request's body: 2 MiB, enough for a batch of the largest messages
-// (256 KiB in all, see maxMessageBytes) even when JSON escapes every byte of them.
-const MaxBodyBytes = 2 << 20
+// MaxBodyBytes bounds a request's body: 8 MiB, enough for a batch of the largest messages
+// (1 MiB in all, see maxMessageBytes) even when JSON escapes every byte of them as \u00XX
+// (six bytes for one), as encoders that escape HTML or all non-ASCII characters do.
+const MaxBodyBytes = 8 << 20
 
 // Options configure the SQS handler.
 type Options struct {
@@ -55,6 +56,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Now is the clock that X-Amz-Date is checked against; nil is the system clock.
 	Now func() time.Time
+	// Region, when set, is the region of every queue ARN (QueueArn, RedrivePolicy).
+	// Empty: each request's ARNs have the region its signature is scoped to, or
+	// DefaultRegion. Requests may be signed for any region either way.
+	Region string
 }
 
 // handler serves the SQS actions over Retsu.
@@ -66,6 +71,7 @@ type handler struct {
 	waits          limit
 	requestTimeout time.Duration
 	queues         *queueNames
+	region         string // see Options.Region
 }
 
 var _ http.Handler = (*handler)(nil)
@@ -75,7 +81,7 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	h := &handler{
 		svc: svc, log: o.Logger, requestTimeout: o.RequestTimeout,
 		requests: newLimit(o.MaxConcurrentRequests), waits: newLimit(o.MaxWaitingReceives),
-		queues: newQueueNames(svc, time.Now),
+		queues: newQueueNames(svc, time.Now), region: o.Region,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
@@ -100,6 +106,8 @@ type call struct {
 	// release gives up the request's place among the concurrent requests; waiting moves
 	// it to the places of waiting receives.
 	release func()
+	// region is the region of the ARNs of the answer (see handler.arnRegion).
+	region string
 }
 
 // ServeHTTP serves one SQS request: it takes a place among the concurrent requests, reads
@@ -127,7 +135,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, h.log, fail(errServiceUnavailable, "The server is at its limit of concurrent requests; try again shortly."))
 		return
 	}
-	c := &call{h: h, r: r, release: release}
+	c := &call{h: h, r: r, release: release, region: h.arnRegion(r)}
 	defer func() { c.release() }()
 	answer, err := c.serve(w)
 	if err != nil {

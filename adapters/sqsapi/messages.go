@@ -2,7 +2,6 @@ package sqsapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -22,10 +21,10 @@ const (
 // sendInput is a SendMessage, or an entry of a SendMessageBatch.
 type sendInput struct {
 	ID                      *string `json:"Id"`
-	MessageBody             *string
+	MessageBody             *text
 	DelaySeconds            *int
 	MessageAttributes       map[string]attributeValue
-	MessageSystemAttributes map[string]json.RawMessage
+	MessageSystemAttributes map[string]attributeValue
 	MessageDeduplicationID  *string `json:"MessageDeduplicationId"`
 	MessageGroupID          *string `json:"MessageGroupId"`
 }
@@ -38,10 +37,11 @@ func (in sendInput) newMessage() (domain.NewMessage, int, error) {
 	if in.MessageGroupID != nil || in.MessageDeduplicationID != nil {
 		return domain.NewMessage{}, 0, fail(errInvalidParameterValue, "MessageGroupId and MessageDeduplicationId belong to FIFO queues, which Retsu does not have.")
 	}
-	if len(in.MessageSystemAttributes) > 0 {
-		return domain.NewMessage{}, 0, fail(errInvalidParameterValue, "Message system attributes (AWSTraceHeader) are not supported.")
+	trace, err := traceHeader(in.MessageSystemAttributes)
+	if err != nil {
+		return domain.NewMessage{}, 0, err
 	}
-	n := domain.NewMessage{Payload: *in.MessageBody}
+	n := domain.NewMessage{Payload: in.MessageBody.value}
 	if in.DelaySeconds != nil {
 		if *in.DelaySeconds < 0 || *in.DelaySeconds > maxSendDelay {
 			return domain.NewMessage{}, 0, fail(errInvalidParameterValue,
@@ -58,21 +58,30 @@ func (in sendInput) newMessage() (domain.NewMessage, int, error) {
 	size += len(n.Payload)
 	if size > maxMessageBytes {
 		return domain.NewMessage{}, 0, fail(errInvalidParameterValue,
-			"One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", maxMessageBytes)
+			"One or more parameters are invalid. Reason: Message must be at most %d bytes.", maxMessageBytes)
+	}
+	if trace != "" {
+		if n.Attributes == nil {
+			n.Attributes = domain.Attributes{}
+		}
+		n.Attributes[traceHeaderAttribute] = domain.Attribute{DataType: "String", StringValue: trace}
 	}
 	return n, size, nil
 }
 
 // sendAnswer is the answer of SendMessage, and an entry of SendMessageBatch's.
 type sendAnswer struct {
-	ID                     string `json:"Id,omitempty"`
-	MessageID              string `json:"MessageId"`
-	MD5OfMessageBody       string
-	MD5OfMessageAttributes string `json:",omitempty"`
+	ID                           string `json:"Id,omitempty"`
+	MessageID                    string `json:"MessageId"`
+	MD5OfMessageBody             string
+	MD5OfMessageAttributes       string `json:",omitempty"`
+	MD5OfMessageSystemAttributes string `json:",omitempty"`
 }
 
 func sentAnswer(id string, messageID domain.ID, n domain.NewMessage) sendAnswer {
-	return sendAnswer{ID: id, MessageID: messageID.String(), MD5OfMessageBody: md5Hex(n.Payload), MD5OfMessageAttributes: md5OfAttributes(n.Attributes)}
+	attributes, system := splitTraceHeader(n.Attributes)
+	return sendAnswer{ID: id, MessageID: messageID.String(), MD5OfMessageBody: md5Hex(n.Payload),
+		MD5OfMessageAttributes: md5OfAttributes(attributes), MD5OfMessageSystemAttributes: md5OfAttributes(system)}
 }
 
 // sendMessage answers SendMessage once the message is committed.
@@ -304,18 +313,18 @@ const (
 )
 
 // systemAttributeNames returns the system attributes that a ReceiveMessage asks for. The
-// names of SQS that Retsu has no value for (SenderId, AWSTraceHeader and the FIFO ones)
-// are left out; others are InvalidAttributeName.
+// names of SQS that Retsu has no value for (SenderId and the FIFO ones) are left out;
+// others are InvalidAttributeName.
 func systemAttributeNames(names []string) ([]string, error) {
-	known := []string{sysReceiveCount, sysSentTimestamp, sysFirstReceiveStamp}
+	known := []string{sysReceiveCount, sysSentTimestamp, sysFirstReceiveStamp, sysTraceHeader}
 	var wanted []string
 	for _, name := range names {
 		switch name {
 		case "All":
 			return known, nil
-		case sysReceiveCount, sysSentTimestamp, sysFirstReceiveStamp:
+		case sysReceiveCount, sysSentTimestamp, sysFirstReceiveStamp, sysTraceHeader:
 			wanted = append(wanted, name)
-		case "SenderId", "AWSTraceHeader", "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "DeadLetterQueueSourceArn":
+		case "SenderId", "SequenceNumber", "MessageDeduplicationId", "MessageGroupId", "DeadLetterQueueSourceArn":
 		default:
 			return nil, fail(errInvalidAttributeName, "Unknown Attribute %s.", name)
 		}
@@ -340,6 +349,10 @@ func receivedMessage(queueID domain.ID, d domain.Delivery, system, attributeName
 			m.Attributes[name] = strconv.FormatInt(d.EnqueuedAt.UnixMilli(), 10)
 		case sysFirstReceiveStamp:
 			m.Attributes[name] = strconv.FormatInt(d.FirstDeliveredAt.UnixMilli(), 10)
+		case sysTraceHeader: // only for a message sent with one
+			if header, ok := d.Attributes[traceHeaderAttribute]; ok {
+				m.Attributes[name] = header.StringValue
+			}
 		}
 	}
 	if selected := selectAttributes(d.Attributes, attributeNames); len(selected) > 0 {

@@ -1,6 +1,8 @@
 package sqsapi_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -136,7 +138,15 @@ func TestSendMessage_InvalidInput_IsRefused(t *testing.T) {
 			MessageAttributes: map[string]types.MessageAttributeValue{"AWS.x": stringAttribute("v")}}, "InvalidParameterValue"},
 		{"control character", sqs.SendMessageInput{MessageBody: aws.String("a\x01b")}, "InvalidMessageContents"},
 		{"NUL", sqs.SendMessageInput{MessageBody: aws.String("\x00")}, "InvalidMessageContents"},
-		{"too large", sqs.SendMessageInput{MessageBody: aws.String(repeat("a", 256<<10+1))}, "InvalidParameterValue"},
+		{"too large", sqs.SendMessageInput{MessageBody: aws.String(repeat("a", 1<<20+1))}, "InvalidParameterValue"},
+		{"too large with attributes", sqs.SendMessageInput{MessageBody: aws.String(repeat("a", 1<<20-7)),
+			MessageAttributes: map[string]types.MessageAttributeValue{"k": stringAttribute("v")}}, "InvalidParameterValue"},
+		{"another system attribute", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"SenderId": {DataType: aws.String("String"), StringValue: aws.String("x")}}}, "InvalidParameterValue"},
+		{"a trace header that is not a String", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("Binary"), BinaryValue: []byte("x")}}}, "InvalidParameterValue"},
+		{"an empty trace header", sqs.SendMessageInput{MessageBody: aws.String("m"),
+			MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("")}}}, "InvalidParameterValue"},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -196,7 +206,7 @@ func TestSendMessageBatch_BatchErrors(t *testing.T) {
 	for i := range eleven {
 		eleven[i] = entry(strconv.Itoa(i))
 	}
-	big := repeat("a", 200<<10)
+	big := repeat("a", 600<<10)
 	tests := []struct {
 		name    string
 		entries []types.SendMessageBatchRequestEntry
@@ -306,6 +316,12 @@ func (e *endpoint) receiveOne(url string, in *sqs.ReceiveMessageInput) types.Mes
 	if _, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")}); err != nil {
 		e.t.Fatal(err)
 	}
+	return e.receive(url, in)
+}
+
+// receive receives the one message that the queue of url holds, as in asks.
+func (e *endpoint) receive(url string, in *sqs.ReceiveMessageInput) types.Message {
+	e.t.Helper()
 	if in == nil {
 		in = &sqs.ReceiveMessageInput{}
 	}
@@ -452,4 +468,212 @@ func TestChangeMessageVisibilityBatch_ReportsEachEntry(t *testing.T) {
 	is.Equal(aws.ToString(out.Failed[0].Id), "gone") // its lease is lost
 	is.Equal(aws.ToString(out.Failed[0].Code), "InvalidParameterValue")
 	is.Equal(aws.ToString(out.Failed[1].Id), "long") // out of range
+}
+
+// traceHeader is an X-Ray trace header, as AWSTraceHeader carries it.
+const traceHeader = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+
+// traceAttribute returns the message system attributes of a send with traceHeader.
+func traceAttribute() map[string]types.MessageSystemAttributeValue {
+	return map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(traceHeader)}}
+}
+
+func TestSendMessage_AWSTraceHeader_IsReturnedWhenAsked(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	sent, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m"),
+		MessageSystemAttributes: traceAttribute()})
+	is.NoErr(err)
+
+	asked := e.receive(url, &sqs.ReceiveMessageInput{MessageAttributeNames: []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAWSTraceHeader}})
+	_, err = e.sqs.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: asked.ReceiptHandle})
+	is.NoErr(err)
+	all := e.receive(url, &sqs.ReceiveMessageInput{MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll}})
+	_, err = e.sqs.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: &url, ReceiptHandle: all.ReceiptHandle})
+	is.NoErr(err)
+	unasked := e.receive(url, &sqs.ReceiveMessageInput{MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp}})
+
+	is.Equal(aws.ToString(sent.MD5OfMessageSystemAttributes), "5ae4d5d7636402d80f4eb6d213245a88") // AWS's digest of the one system attribute
+	is.Equal(sent.MD5OfMessageAttributes, nil)                                                    // the trace header is no message attribute
+	is.Equal(asked.Attributes, map[string]string{"AWSTraceHeader": traceHeader})                  // returned when asked for
+	is.Equal(len(asked.MessageAttributes), 0)                                                     // and not among the message attributes
+	is.Equal(all.Attributes["AWSTraceHeader"], traceHeader)                                       // All includes it
+	_, shown := unasked.Attributes["AWSTraceHeader"]
+	is.True(!shown) // not shown unless asked for
+}
+
+func TestSendMessageBatch_AWSTraceHeader_PerEntry(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	out, err := e.sqs.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("traced"), MessageBody: aws.String("m"), MessageSystemAttributes: traceAttribute()},
+		{Id: aws.String("plain"), MessageBody: aws.String("m")},
+	}})
+
+	is.NoErr(err)
+	is.Equal(len(out.Successful), 2)
+	is.Equal(aws.ToString(out.Successful[0].MD5OfMessageSystemAttributes), "5ae4d5d7636402d80f4eb6d213245a88") // the traced entry's digest
+	is.Equal(out.Successful[1].MD5OfMessageSystemAttributes, nil)                                              // none without one
+}
+
+func TestSendMessage_OneMebibyte_IsAccepted(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	body := repeat("é", 1<<19) // 1,048,576 bytes of UTF-8
+
+	_, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: &body, MessageSystemAttributes: traceAttribute()})
+	is.NoErr(err) // SQS's limit, which the trace header does not count towards
+	_, batchErr := e.sqs.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: &url, Entries: []types.SendMessageBatchRequestEntry{
+		{Id: aws.String("a"), MessageBody: aws.String(body[:1<<19])}, {Id: aws.String("b"), MessageBody: aws.String(body[:1<<19])},
+	}})
+	is.NoErr(batchErr) // a batch of 1 MiB in all
+
+	escaped := e.post("AmazonSQS.SendMessage", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+url+`","MessageBody":"`+repeat(`\u00e9`, 1<<19)+`"}`, true)
+	is.Equal(escaped.status, http.StatusOK) // also when the client escapes every character (3 MiB of JSON)
+
+	received := e.receive(url, &sqs.ReceiveMessageInput{MaxNumberOfMessages: 1})
+	is.Equal(aws.ToString(received.Body), body) // delivered byte for byte
+}
+
+func TestSendMessage_LoneSurrogateEscapes_AreInvalidMessageContents(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	tests := []struct {
+		name, body string
+		status     int
+		shape      string
+	}{
+		{"a high surrogate alone", `a\ud800b`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a low surrogate alone", `\uDC00`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a high surrogate at the end", `ab\uD83D`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a high surrogate before another escape", `\ud800\u0041`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"two high surrogates", `\ud83d\ud83d`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+		{"a pair", `\ud83d\ude00`, http.StatusOK, ""},
+		{"an escaped backslash before u", `\\ud800`, http.StatusOK, ""},
+		{"an escaped backslash, then a lone surrogate", `\\\ud800`, http.StatusBadRequest, "com.amazonaws.sqs#InvalidMessageContents"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			res := e.post("AmazonSQS.SendMessage", "application/x-amz-json-1.0", `{"QueueUrl":"`+url+`","MessageBody":"`+test.body+`"}`, true)
+
+			is.Equal(res.status, test.status)
+			if test.shape != "" {
+				shape, _, _ := res.errorOf(t)
+				is.Equal(shape, test.shape) // refused, not stored as U+FFFD
+			}
+		})
+	}
+}
+
+func TestSendMessage_LoneSurrogateInAnAttribute_IsRefused(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	res := e.post("AmazonSQS.SendMessage", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+url+`","MessageBody":"m","MessageAttributes":{"k":{"DataType":"String","StringValue":"\udfff"}}}`, true)
+
+	shape, _, _ := res.errorOf(t)
+	is.Equal(shape, "com.amazonaws.sqs#InvalidParameterValue") // an attribute is not stored mangled either
+}
+
+func TestSendMessageBatch_LoneSurrogate_FailsOnlyItsEntry(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+
+	res := e.post("AmazonSQS.SendMessageBatch", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+url+`","Entries":[{"Id":"bad","MessageBody":"\ud800"},{"Id":"good","MessageBody":"\ud83d\ude00"}]}`, true)
+
+	is.Equal(res.status, http.StatusOK)
+	var out struct {
+		Successful []struct{ Id string }
+		Failed     []struct{ Id, Code string }
+	}
+	is.NoErr(json.Unmarshal(res.body, &out))
+	is.Equal(len(out.Successful), 1)
+	is.Equal(out.Successful[0].Id, "good")
+	is.Equal(len(out.Failed), 1)
+	is.Equal(out.Failed[0].Code, "InvalidMessageContents") // the entry with the lone surrogate
+	received := e.receive(url, nil)
+	is.Equal(aws.ToString(received.Body), "😀") // the pair is one character
+}
+
+func TestReceiptBatches_BatchErrors(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	handle := e.receiveOne(url, nil).ReceiptHandle
+	tests := []struct {
+		name  string
+		ids   []string
+		check func(error) bool
+	}{
+		{"empty", []string{}, isError[*types.EmptyBatchRequest]},
+		{"eleven", []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, isError[*types.TooManyEntriesInBatchRequest]},
+		{"repeated ID", []string{"x", "y", "x"}, isError[*types.BatchEntryIdsNotDistinct]},
+		{"bad ID", []string{"a.b"}, isError[*types.InvalidBatchEntryId]},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			deletes := []types.DeleteMessageBatchRequestEntry{}
+			changes := []types.ChangeMessageVisibilityBatchRequestEntry{}
+			for _, id := range test.ids {
+				deletes = append(deletes, types.DeleteMessageBatchRequestEntry{Id: aws.String(id), ReceiptHandle: handle})
+				changes = append(changes, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(id), ReceiptHandle: handle, VisibilityTimeout: 60})
+			}
+
+			_, deleteErr := e.sqs.DeleteMessageBatch(e.ctx(), &sqs.DeleteMessageBatchInput{QueueUrl: &url, Entries: deletes})
+			_, changeErr := e.sqs.ChangeMessageVisibilityBatch(e.ctx(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: &url, Entries: changes})
+
+			is.True(test.check(deleteErr)) // DeleteMessageBatch: the SDK's error type
+			is.True(test.check(changeErr)) // ChangeMessageVisibilityBatch too
+		})
+	}
+}
+
+func TestChangeMessageVisibilityBatch_BadTimeouts_FailOnlyTheirEntries(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	url := e.createQueue("orders", nil)
+	first, second := e.receiveOne(url, nil), e.receiveOne(url, nil)
+
+	res := e.post("AmazonSQS.ChangeMessageVisibilityBatch", "application/x-amz-json-1.0", `{"QueueUrl":"`+url+`","Entries":[`+
+		`{"Id":"negative","ReceiptHandle":"`+aws.ToString(first.ReceiptHandle)+`","VisibilityTimeout":-1},`+
+		`{"Id":"missing","ReceiptHandle":"`+aws.ToString(first.ReceiptHandle)+`"},`+
+		`{"Id":"good","ReceiptHandle":"`+aws.ToString(second.ReceiptHandle)+`","VisibilityTimeout":0}]}`, true)
+
+	is.Equal(res.status, http.StatusOK)
+	var out struct {
+		Successful []struct{ Id string }
+		Failed     []struct{ Id, Code string }
+	}
+	is.NoErr(json.Unmarshal(res.body, &out))
+	is.Equal(len(out.Successful), 1)
+	is.Equal(out.Successful[0].Id, "good") // released
+	is.Equal(len(out.Failed), 2)
+	is.Equal(out.Failed[0].Id, "negative")
+	is.Equal(out.Failed[0].Code, "InvalidParameterValue") // out of range, on its own
+	is.Equal(out.Failed[1].Id, "missing")
+	is.Equal(out.Failed[1].Code, "MissingParameter") // no timeout, on its own
+	again := e.receive(url, nil)
+	is.Equal(aws.ToString(again.MessageId), aws.ToString(second.MessageId)) // the good entry's message was released, the other still held
 }

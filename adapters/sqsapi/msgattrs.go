@@ -4,6 +4,8 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+	"maps"
 	"regexp"
 	"strings"
 
@@ -13,14 +15,19 @@ import (
 // The limits of a message, as SQS sets them.
 const (
 	// maxMessageBytes bounds a message: its body and its attributes' names, types and
-	// values, and a batch's messages together.
-	maxMessageBytes     = 256 << 10
-	maxMessageAttrs     = 10
-	maxAttrNameLength   = 256
-	maxAttrTypeLength   = 256
-	priorityAttribute   = "Priority"
-	binaryTransportType = 2
-	stringTransportType = 1
+	// values, and a batch's messages together. It is SQS's limit, 1 MiB, and Retsu's own:
+	// the native API takes bodies of up to 1 MiB.
+	maxMessageBytes   = 1 << 20
+	maxMessageAttrs   = 10
+	maxAttrNameLength = 256
+	maxAttrTypeLength = 256
+	priorityAttribute = "Priority"
+	// traceHeaderAttribute is the name under which a message's AWSTraceHeader system
+	// attribute is stored among its attributes: a name that no message attribute may have
+	// (they may not start with "AWS."), so it never mixes with them.
+	traceHeaderAttribute = "AWS.TraceHeader"
+	binaryTransportType  = 2
+	stringTransportType  = 1
 )
 
 // attributeValue is a message attribute as the SQS JSON protocol carries it; BinaryValue
@@ -31,6 +38,27 @@ type attributeValue struct {
 	BinaryValue      []byte   `json:",omitempty"`
 	StringListValues []string `json:",omitempty"`
 	BinaryListValues [][]byte `json:",omitempty"`
+	// loneSurrogate is the unpaired surrogate that a request's StringValue escaped, or 0
+	// (see text).
+	loneSurrogate rune
+}
+
+// UnmarshalJSON decodes an attribute of a request, remembering a lone surrogate escape of
+// its StringValue.
+func (v *attributeValue) UnmarshalJSON(data []byte) error {
+	type plain attributeValue // without this method
+	var in struct {
+		plain
+		StringValue *text
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	*v = attributeValue(in.plain)
+	if in.StringValue != nil {
+		v.StringValue, v.loneSurrogate = &in.StringValue.value, in.StringValue.loneSurrogate
+	}
+	return nil
 }
 
 // attributeName is SQS's rule for the names of message attributes: letters, digits, _ - .,
@@ -95,6 +123,9 @@ func messageAttribute(name string, v attributeValue) (domain.Attribute, error) {
 	if strings.HasPrefix(v.DataType, "Number") && !numberValue.MatchString(*v.StringValue) {
 		return domain.Attribute{}, fail(errInvalidParameterValue, "Can't cast message attribute '%s' value %q to a number.", name, *v.StringValue)
 	}
+	if v.loneSurrogate != 0 {
+		return domain.Attribute{}, fail(errInvalidParameterValue, "Message attribute '%s' holds the lone surrogate \\u%04x, which is no character.", name, v.loneSurrogate)
+	}
 	if bad, ok := invalidCharacter(*v.StringValue); ok {
 		return domain.Attribute{}, fail(errInvalidParameterValue, "Message attribute '%s' holds the character %#U, which SQS does not allow.", name, bad)
 	}
@@ -120,12 +151,17 @@ func priorityOf(a domain.Attribute) (domain.Priority, error) {
 	return p, nil
 }
 
-// checkBody checks a message body: present, and of the characters SQS allows.
-func checkBody(body *string) error {
-	if body == nil || *body == "" {
+// checkBody checks a message body: present, and of the characters SQS allows, which a
+// lone surrogate escape is not.
+func checkBody(body *text) error {
+	if body == nil || body.value == "" {
 		return fail(errMissingParameter, "The request must contain the parameter MessageBody.")
 	}
-	if bad, ok := invalidCharacter(*body); ok {
+	bad, ok := invalidCharacter(body.value)
+	if body.loneSurrogate != 0 {
+		bad, ok = body.loneSurrogate, true
+	}
+	if ok {
 		return fail(errInvalidMessageContents, "Invalid binary character %#U was found in the message body, the set of allowed characters is #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.", bad)
 	}
 	return nil
@@ -198,6 +234,9 @@ func toAttributeValues(attributes domain.Attributes) map[string]attributeValue {
 func selectAttributes(attributes domain.Attributes, names []string) domain.Attributes {
 	var selected domain.Attributes
 	for name, a := range attributes {
+		if name == traceHeaderAttribute {
+			continue
+		}
 		for _, want := range names {
 			prefix, isPrefix := strings.CutSuffix(want, ".*")
 			if want == "All" || want == ".*" || want == name || isPrefix && strings.HasPrefix(name, prefix+".") {
@@ -210,4 +249,40 @@ func selectAttributes(attributes domain.Attributes, names []string) domain.Attri
 		}
 	}
 	return selected
+}
+
+// The message system attribute that Retsu keeps: the X-Ray trace header.
+const sysTraceHeader = "AWSTraceHeader"
+
+// traceHeader checks a message's system attributes, of which SQS accepts only
+// AWSTraceHeader, a non-empty String, and returns that header, or "" without one. It does
+// not count towards the message's size, as in SQS.
+func traceHeader(in map[string]attributeValue) (string, error) {
+	var header string
+	for name, v := range in {
+		if name != sysTraceHeader {
+			return "", fail(errInvalidParameterValue, "Message system attribute name '%s' is invalid: the only message system attribute is %s.", name, sysTraceHeader)
+		}
+		if v.DataType != "String" || v.StringValue == nil || *v.StringValue == "" || v.BinaryValue != nil ||
+			v.StringListValues != nil || v.BinaryListValues != nil {
+			return "", fail(errInvalidParameterValue, "The message system attribute %s must be a non-empty String.", sysTraceHeader)
+		}
+		if bad, ok := invalidCharacter(*v.StringValue); ok || v.loneSurrogate != 0 {
+			return "", fail(errInvalidParameterValue, "The message system attribute %s holds the character %#U, which SQS does not allow.", sysTraceHeader, max(bad, v.loneSurrogate))
+		}
+		header = *v.StringValue
+	}
+	return header, nil
+}
+
+// splitTraceHeader returns a message's stored attributes without its trace header, and
+// the trace header as the system attribute it was sent as (nil without one).
+func splitTraceHeader(stored domain.Attributes) (attributes, system domain.Attributes) {
+	header, ok := stored[traceHeaderAttribute]
+	if !ok {
+		return stored, nil
+	}
+	attributes = maps.Clone(stored)
+	delete(attributes, traceHeaderAttribute)
+	return attributes, domain.Attributes{sysTraceHeader: header}
 }

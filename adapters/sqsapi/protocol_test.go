@@ -2,12 +2,15 @@ package sqsapi_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/matryer/is"
@@ -210,4 +213,95 @@ func TestRequests_PastTheCap_AreServiceUnavailable(t *testing.T) {
 	_, err := e.sqs.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: &url, WaitTimeSeconds: 2})
 
 	is.Equal(apiCode(err), "ServiceUnavailable") // a second waiting receive is past the cap
+}
+
+// signedListQueues returns a ListQueues request signed as the SDKs sign, for service at
+// at, after prepare has set its headers.
+func signedListQueues(t *testing.T, e *endpoint, service string, at time.Time, prepare func(*http.Request)) *http.Request {
+	t.Helper()
+	body := []byte(`{}`)
+	req, err := http.NewRequest(http.MethodPost, e.url+"/", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues")
+	if prepare != nil {
+		prepare(req)
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: accessKeyID, SecretAccessKey: secretKey}
+	if err := v4.NewSigner().SignHTTP(t.Context(), creds, req, hex.EncodeToString(sum[:]), service, "eu-west-3", at); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func TestSignature_SignedHeaderValues_AreCanonicalAsTheSDKsMakeThem(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	req := signedListQueues(t, e, "sqs", time.Now(), func(req *http.Request) {
+		req.Header.Add("X-Amz-Meta-Note", "  two   spaces\tand a tab  ")
+		req.Header.Add("X-Amz-Meta-Note", "second value")
+	})
+
+	res := e.do(req)
+
+	is.Equal(res.status, http.StatusOK) // runs of spaces collapse, a tab stays, values join with commas
+}
+
+func TestSignature_UnsignedHeaders_AreNotPartOfTheSignature(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	req := signedListQueues(t, e, "sqs", time.Now(), nil)
+	req.Header.Set("X-Added-After-Signing", "anything")
+
+	res := e.do(req)
+
+	is.Equal(res.status, http.StatusOK) // only the headers of SignedHeaders count
+}
+
+func TestSignature_BadScopeOrHeaders_AreRefused(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC()
+	tests := []struct {
+		name    string
+		service string
+		change  func(req *http.Request)
+		shape   string
+	}{
+		{"SignedHeaders without host", "sqs", func(req *http.Request) {
+			auth := req.Header.Get("Authorization")
+			req.Header.Set("Authorization", strings.Replace(auth, "SignedHeaders=content-length;content-type;host;", "SignedHeaders=content-length;content-type;", 1))
+		}, "IncompleteSignature"},
+		{"a signed header changed", "sqs", func(req *http.Request) {
+			req.Header.Set("X-Amz-Target", "AmazonSQS.ListQueues ")
+			req.Header.Set("Content-Type", "application/x-amz-json-1.0; charset=utf-8")
+		}, "SignatureDoesNotMatch"},
+		{"another service", "sns", nil, "SignatureDoesNotMatch"},
+		{"a scope of another day", "sqs", func(req *http.Request) {
+			req.Header.Set("X-Amz-Date", now.Add(24*time.Hour).Format("20060102T150405Z"))
+		}, "SignatureDoesNotMatch"},
+		{"another terminator", "sqs", func(req *http.Request) {
+			req.Header.Set("Authorization", strings.Replace(req.Header.Get("Authorization"), "/aws4_request", "/aws5_request", 1))
+		}, "IncompleteSignature"},
+	}
+	for _, test := range tests {
+		t.Run(test.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			e := setup(t)
+			req := signedListQueues(t, e, test.service, now, nil)
+			if test.change != nil {
+				test.change(req)
+			}
+
+			res := e.do(req)
+
+			shape, _, _ := res.errorOf(t)
+			is.Equal(shape, "com.amazonaws.sqs#"+test.shape)
+		})
+	}
 }

@@ -58,7 +58,7 @@ var readOnlyAttributes = []string{attrQueueArn, attrCreatedTimestamp, attrNumber
 // attributes ask for, after checking every attribute: unknown and read-only ones are
 // InvalidAttributeName, values out of Retsu's ranges and what Retsu cannot honour
 // InvalidAttributeValue.
-func queueSettings(attributes map[string]string, queueName string) (domain.SettingsUpdate, error) {
+func queueSettings(attributes map[string]string, region, queueName string) (domain.SettingsUpdate, error) {
 	var u domain.SettingsUpdate
 	for _, name := range slices.Sorted(maps.Keys(attributes)) { // the first wrong one by name
 		value := attributes[name]
@@ -69,7 +69,7 @@ func queueSettings(attributes map[string]string, queueName string) (domain.Setti
 		case attrMessageRetentionPeriod:
 			u.DefaultMessageTTL, err = secondsAttribute(name, value, domain.MinMessageTTL, domain.MaxMessageTTL)
 		case attrRedrivePolicy:
-			u.MaxDeliveryAttempts, err = redrivePolicy(value, queueName)
+			u.MaxDeliveryAttempts, err = redrivePolicy(value, queueARN(region, queueName))
 		default:
 			err = checkOtherAttribute(name, value)
 		}
@@ -116,17 +116,17 @@ type redrivePolicyJSON struct {
 
 // redrivePolicy reads a RedrivePolicy as Retsu's delivery-attempt limit. Retsu moves a
 // message that used its attempts to the dead letters of its own queue, so the target must
-// be absent or the queue's own ARN: another queue cannot be honoured, nor can the policy be
-// removed.
-func redrivePolicy(value, queueName string) (*int, error) {
+// be absent or the queue's own ARN, ownARN: another queue cannot be honoured, nor can the
+// policy be removed.
+func redrivePolicy(value, ownARN string) (*int, error) {
 	var p redrivePolicyJSON
 	if err := json.Unmarshal([]byte(value), &p); err != nil {
 		return nil, fail(errInvalidAttributeValue,
 			"Invalid value for the parameter RedrivePolicy: Retsu needs a JSON object with maxReceiveCount (it cannot remove the policy: every Retsu queue keeps the messages that used their receives as dead letters).")
 	}
-	if p.DeadLetterTargetArn != nil && *p.DeadLetterTargetArn != queueARN(queueName) {
+	if p.DeadLetterTargetArn != nil && *p.DeadLetterTargetArn != ownARN {
 		return nil, fail(errInvalidAttributeValue,
-			"Invalid value for the parameter RedrivePolicy: Retsu keeps a queue's dead letters with the queue itself, so deadLetterTargetArn must be absent or %s.", queueARN(queueName))
+			"Invalid value for the parameter RedrivePolicy: Retsu keeps a queue's dead letters with the queue itself, so deadLetterTargetArn must be absent or %s.", ownARN)
 	}
 	text := string(p.MaxReceiveCount)
 	if unquoted, err := strconv.Unquote(text); err == nil {
@@ -184,8 +184,9 @@ func needsStats(names []string) bool {
 	})
 }
 
-// queueAttributes returns the values of names for q; stats is read only for the counts.
-func queueAttributes(names []string, q domain.Queue, stats domain.QueueStats) map[string]string {
+// queueAttributes returns the values of names for q, with ARNs in region; stats is read
+// only for the counts.
+func queueAttributes(names []string, region string, q domain.Queue, stats domain.QueueStats) map[string]string {
 	var ready, inFlight, delayed int64
 	for _, p := range stats.Priorities {
 		ready, inFlight, delayed = ready+p.Ready, inFlight+p.InFlight, delayed+p.Delayed
@@ -194,7 +195,7 @@ func queueAttributes(names []string, q domain.Queue, stats domain.QueueStats) ma
 	for _, name := range names {
 		switch name {
 		case attrQueueArn:
-			values[name] = queueARN(q.Name)
+			values[name] = queueARN(region, q.Name)
 		case attrCreatedTimestamp:
 			values[name] = strconv.FormatInt(createdAt(q.ID).Unix(), 10)
 		case attrNumberOfMessages:
@@ -208,7 +209,7 @@ func queueAttributes(names []string, q domain.Queue, stats domain.QueueStats) ma
 		case attrMessageRetentionPeriod:
 			values[name] = strconv.Itoa(int(q.DefaultMessageTTL / time.Second))
 		case attrRedrivePolicy:
-			policy, _ := json.Marshal(map[string]any{"deadLetterTargetArn": queueARN(q.Name), "maxReceiveCount": q.MaxDeliveryAttempts})
+			policy, _ := json.Marshal(map[string]any{"deadLetterTargetArn": queueARN(region, q.Name), "maxReceiveCount": q.MaxDeliveryAttempts})
 			values[name] = string(policy)
 		default:
 			values[name] = fixedAttributes[name].value

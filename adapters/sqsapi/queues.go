@@ -37,7 +37,7 @@ func createQueue(c *call) (any, error) {
 	if len(in.Tags) > 0 {
 		return nil, fail(errInvalidParameterValue, "Tags are not supported: Retsu queues have no tags.")
 	}
-	settings, err := queueSettings(in.Attributes, name)
+	settings, err := queueSettings(in.Attributes, c.region, name)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func getQueueAttributes(c *call) (any, error) {
 				return err
 			}
 		}
-		answer.Attributes = queueAttributes(names, q, stats)
+		answer.Attributes = queueAttributes(names, c.region, q, stats)
 		return nil
 	})
 	return answer, err
@@ -242,7 +242,7 @@ func setQueueAttributes(c *call) (any, error) {
 	if len(in.Attributes) == 0 {
 		return nil, fail(errMissingParameter, "The request must contain the parameter Attributes.")
 	}
-	settings, err := queueSettings(in.Attributes, name)
+	settings, err := queueSettings(in.Attributes, c.region, name)
 	if err != nil {
 		return nil, err
 	}

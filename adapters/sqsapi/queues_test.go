@@ -3,13 +3,17 @@ package sqsapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/sqsapi"
 )
 
 func TestCreateQueue_ReturnsTheURLOfTheAccountAndName(t *testing.T) {
@@ -151,7 +155,7 @@ func TestGetQueueAttributes_All_ShowsSettingsCountsAndIdentity(t *testing.T) {
 
 	is.NoErr(err)
 	a := out.Attributes
-	is.Equal(a["QueueArn"], "arn:aws:sqs:us-east-1:000000000000:orders")
+	is.Equal(a["QueueArn"], "arn:aws:sqs:eu-west-3:000000000000:orders") // the region the client signed for
 	is.Equal(a["VisibilityTimeout"], "45")
 	is.Equal(a["MessageRetentionPeriod"], "3600")
 	is.Equal(a["DelaySeconds"], "0")
@@ -165,7 +169,7 @@ func TestGetQueueAttributes_All_ShowsSettingsCountsAndIdentity(t *testing.T) {
 	}
 	is.NoErr(json.Unmarshal([]byte(a["RedrivePolicy"]), &policy))
 	is.Equal(policy.MaxReceiveCount, 7)                                               // the attempt limit
-	is.Equal(policy.DeadLetterTargetArn, "arn:aws:sqs:us-east-1:000000000000:orders") // kept with the queue itself
+	is.Equal(policy.DeadLetterTargetArn, "arn:aws:sqs:eu-west-3:000000000000:orders") // kept with the queue itself
 }
 
 func TestGetQueueAttributes_SomeNames_ShowsOnlyThose(t *testing.T) {
@@ -189,7 +193,7 @@ func TestSetQueueAttributes_ChangesRetsusSettings(t *testing.T) {
 
 	_, err := e.sqs.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: &url, Attributes: map[string]string{
 		"VisibilityTimeout": "120", "MessageRetentionPeriod": "86400", "DelaySeconds": "0",
-		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:orders","maxReceiveCount":3}`,
+		"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:eu-west-3:000000000000:orders","maxReceiveCount":3}`,
 	}})
 	is.NoErr(err)
 
@@ -242,4 +246,58 @@ func TestQueueURL_OfAnotherAccount_IsQueueDoesNotExist(t *testing.T) {
 	_, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.url + "/123456789012/orders"), MessageBody: aws.String("m")})
 
 	is.True(isError[*types.QueueDoesNotExist](err)) // one Retsu is one account
+}
+
+// queueArn returns the QueueArn that client reads for the queue of url.
+func queueArn(t *testing.T, e *endpoint, client *sqs.Client, url string) string {
+	t.Helper()
+	out, err := client.GetQueueAttributes(e.ctx(), &sqs.GetQueueAttributesInput{QueueUrl: &url,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Attributes["QueueArn"]
+}
+
+func TestQueueArn_HasTheRegionOfTheSignature_OrTheConfiguredOne(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	signed := setup(t)
+	signedURL := signed.createQueue("orders", nil)
+	configured := setupWith(t, sqsapi.Options{Credentials: map[string]string{accessKeyID: secretKey}, Region: "ap-south-1"})
+	configuredURL := configured.createQueue("orders", nil)
+	open := setupWith(t, sqsapi.Options{})
+	open.post("AmazonSQS.CreateQueue", "application/x-amz-json-1.0", `{"QueueName":"orders"}`, false)
+	unsigned := open.post("AmazonSQS.GetQueueAttributes", "application/x-amz-json-1.0",
+		`{"QueueUrl":"`+open.url+`/000000000000/orders","AttributeNames":["QueueArn"]}`, false)
+
+	is.Equal(queueArn(t, signed, signed.sqs, signedURL), "arn:aws:sqs:eu-west-3:000000000000:orders")              // the client's region
+	is.Equal(queueArn(t, configured, configured.sqs, configuredURL), "arn:aws:sqs:ap-south-1:000000000000:orders") // the configured region, whatever the client signed for
+	is.Equal(string(unsigned.body), `{"Attributes":{"QueueArn":"arn:aws:sqs:us-east-1:000000000000:orders"}}`)     // the default, for a request that names no region
+	_, err := configured.sqs.SetQueueAttributes(configured.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: &configuredURL,
+		Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:ap-south-1:000000000000:orders","maxReceiveCount":2}`}})
+	is.NoErr(err) // the queue's own ARN, as it is shown, is its dead-letter target
+	_, err = configured.sqs.SetQueueAttributes(configured.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: &configuredURL,
+		Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:eu-west-3:000000000000:orders","maxReceiveCount":2}`}})
+	is.Equal(apiCode(err), "InvalidAttributeValue") // an ARN of another region names another queue
+}
+
+func TestQueueURL_ThroughAnotherHost_NamesTheSameQueue(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setup(t)
+	e.createQueue("orders", nil)
+	req, err := http.NewRequest(http.MethodPost, e.url+"/", strings.NewReader(`{"QueueName":"orders"}`))
+	is.NoErr(err)
+	req.Host = "sqs.example.internal:9324" // as through a proxy or another name of the endpoint
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	req.Header.Set("X-Amz-Target", "AmazonSQS.GetQueueUrl")
+	signRequest(t, req, []byte(`{"QueueName":"orders"}`), secretKey, time.Now())
+
+	res := e.do(req)
+	_, sendErr := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{
+		QueueUrl: aws.String("https://sqs.eu-west-3.amazonaws.com/000000000000/orders"), MessageBody: aws.String("m")})
+
+	is.Equal(string(res.body), `{"QueueUrl":"http://sqs.example.internal:9324/000000000000/orders"}`) // the host the client used
+	is.NoErr(sendErr)                                                                                 // and any host names the queue by account and name
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +19,12 @@ import (
 // ARN: one Retsu is one account, whoever signs the request.
 const AccountID = "000000000000"
 
-// arnRegion is the region of the queues' ARNs. Requests may be signed for any region.
-const arnRegion = "us-east-1"
+// DefaultRegion is the region of the queues' ARNs for a request whose signature names none
+// (an unsigned request to an open endpoint), unless Options.Region is set.
+const DefaultRegion = "us-east-1"
+
+// region is a region's name as it may appear in an ARN.
+var region = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // queueURL returns the URL of the queue named name: the endpoint's own base URL, as the
 // request reached it, then /<account>/<name>.
@@ -31,9 +36,22 @@ func queueURL(r *http.Request, name string) string {
 	return scheme + "://" + r.Host + "/" + AccountID + "/" + name
 }
 
-// queueARN returns the ARN of the queue named name.
-func queueARN(name string) string {
-	return "arn:aws:sqs:" + arnRegion + ":" + AccountID + ":" + name
+// queueARN returns the ARN of the queue named name, in region.
+func queueARN(region, name string) string {
+	return "arn:aws:sqs:" + region + ":" + AccountID + ":" + name
+}
+
+// arnRegion returns the region of the ARNs that answer r: the configured one, else the
+// region that r's signature is scoped to, else DefaultRegion. A Retsu is not in a region,
+// so each client sees its queues in the region it signs for, unless one is configured.
+func (h *handler) arnRegion(r *http.Request) string {
+	if h.region != "" {
+		return h.region
+	}
+	if auth, err := parseAuthorization(r.Header.Get("Authorization")); err == nil && region.MatchString(auth.region) {
+		return auth.region
+	}
+	return DefaultRegion
 }
 
 // queueNameOf returns the name of the queue that a queue URL names. The host is not

@@ -65,6 +65,9 @@ type Config struct {
 	// SQSCredentials, when set, are the ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests
 	// must be signed with. They are secrets: never log them.
 	SQSCredentials []string
+	// SQSRegion, when set, is the region of every queue ARN of the SQS endpoint; empty,
+	// each request's ARNs have the region it is signed for.
+	SQSRegion string
 
 	// Dashboard serves the dashboard's pages at /ui/ beside the API.
 	Dashboard bool

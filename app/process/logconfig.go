@@ -39,6 +39,7 @@ func (c Config) LogValue() slog.Value {
 			slog.Bool("dashboard", c.Dashboard),
 			slog.String("sqs_addr", c.SQSAddr),
 			slog.Int("sqs_credentials", len(c.SQSCredentials)),
+			slog.String("sqs_region", c.SQSRegion),
 			slog.Bool("workers", c.Workers),
 		)
 	}

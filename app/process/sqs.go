@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -27,6 +28,19 @@ func (b *binder) sqs(c *Config) {
 	b.string(&c.SQSAddr, "sqs-addr", "RETSU_SQS_ADDR", "", "address of the SQS-compatible endpoint, such as 127.0.0.1:9324 (empty: no endpoint)")
 	bind(b, &c.SQSCredentials, "sqs-credentials", "RETSU_SQS_CREDENTIALS", nil,
 		"comma-separated ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests must be signed with (none: no authentication)", parseSQSCredentials)
+	bind(b, &c.SQSRegion, "sqs-region", "RETSU_SQS_REGION", "",
+		"region of the SQS endpoint's queue ARNs, such as eu-west-1 (none: the region each request is signed for, else "+sqsapi.DefaultRegion+")", parseSQSRegion)
+}
+
+// sqsRegion is the form of an AWS region's name.
+var sqsRegion = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+
+// parseSQSRegion reads a region's name, which goes into ARNs as it is.
+func parseSQSRegion(s string) (string, error) {
+	if !sqsRegion.MatchString(s) {
+		return "", errors.New("must be a region's name: lowercase letters, digits and hyphens, such as eu-west-1")
+	}
+	return s, nil
 }
 
 // parseSQSCredentials reads ACCESS_KEY_ID:SECRET_KEY pairs. Malformed values are reported
@@ -81,6 +95,7 @@ func newSQSHandler(svc app.Retsu, cfg Config, log *slog.Logger) http.Handler {
 		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
 		MaxWaitingReceives:    4 * cfg.MaxConcurrentRequests,
 		RequestTimeout:        cfg.RequestTimeout,
+		Region:                cfg.SQSRegion,
 	})
 }
 

@@ -24,6 +24,21 @@ func TestParseServeConfig_SQS_OffByDefault(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(c.SQSAddr, "")                   // no SQS endpoint unless asked for
 	is.Equal(c.SQSCredentials, []string(nil)) // and no credentials
+	is.Equal(c.SQSRegion, "")                 // and ARNs in the region of each request's signature
+}
+
+func TestParseServeConfig_SQS_Region(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+
+	c, err := process.ParseServeConfig([]string{"--sqs-region", "eu-north-1"}, env(withDatabase), io.Discard)
+	_, badErr := process.ParseServeConfig(nil, env(merge(withDatabase, "RETSU_SQS_REGION", "EU West 1")), io.Discard)
+
+	is.NoErr(err)
+	is.Equal(c.SQSRegion, "eu-north-1")
+	var configErr *process.ConfigError
+	is.True(errors.As(badErr, &configErr))          // not a region's name
+	is.Equal(configErr.Setting, "RETSU_SQS_REGION") // naming the setting
 }
 
 func TestParseServeConfig_SQS_AddressAndCredentials(t *testing.T) {
