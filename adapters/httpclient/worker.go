@@ -38,6 +38,11 @@ type Handler func(ctx context.Context, d domain.Delivery) error
 // ends in the queue's dead letters after its attempts, where it can be listed and redriven.
 var ErrGiveUp = errors.New("give up on this message")
 
+// ErrMaxLease is the cause of a handler's context that ended because the handler ran for
+// longer than WorkerOptions.MaxLease: the worker stopped extending the lease, and the message
+// will be delivered again.
+var ErrMaxLease = errors.New("the handler ran past the worker's MaxLease")
+
 // ErrWorkerStopped is the cause of a handler's context that the worker cancelled because it
 // stopped (see WorkerOptions.StopTimeout).
 var ErrWorkerStopped = errors.New("the worker stopped")
@@ -52,9 +57,18 @@ type WorkerOptions struct {
 	Wait time.Duration
 	// LeaseTimeout is the visibility timeout that each extension of a running message's
 	// lease asks for, in whole seconds; the default is the queue's visibility timeout, read
-	// when Run starts. The worker extends every lease at a third of it, so that two
-	// extensions in a row may fail before the lease ends.
+	// when Run starts. The worker extends a lease at each third of it, so that two
+	// extensions in a row may fail before the lease ends. The first extension comes a third
+	// of the shorter of LeaseTimeout and the queue's visibility timeout after the poll
+	// answered, so that a LeaseTimeout longer than the queue's does not let the dequeue's
+	// own lease lapse.
 	LeaseTimeout time.Duration
+	// MaxLease bounds how long a message is kept leased for one handler, counted from the
+	// poll's answer; the default is 12 h (as SQS bounds a message's visibility). The last
+	// extension asks only for what is left of it; when that lease ends, the handler's
+	// context ends with ErrMaxLease as its cause, its outcome is dropped, and the message
+	// is delivered again.
+	MaxLease time.Duration
 	// AckBatchSize and AckDelay batch the acknowledgements: a batch is sent once it holds
 	// AckBatchSize receipts or its first receipt waited AckDelay. The defaults are 100
 	// receipts and 50 ms.
@@ -88,6 +102,7 @@ const (
 	defaultRetryMin     = time.Second
 	defaultRetryMax     = 5 * time.Minute
 	defaultStopTimeout  = 30 * time.Second
+	defaultMaxLease     = 12 * time.Hour
 	// callTimeout bounds each call the worker makes besides its polls.
 	callTimeout = 10 * time.Second
 	// pollStopGrace is how long a poll in flight may go on once the worker stops.
@@ -118,6 +133,9 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 		o.RetryBackoff.MaxBackoff = defaultRetryMax
 	}
 	o.RetryBackoff.MaxBackoff = max(o.RetryBackoff.MinBackoff, o.RetryBackoff.MaxBackoff)
+	if o.MaxLease <= 0 {
+		o.MaxLease = defaultMaxLease
+	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = defaultStopTimeout
 	}
@@ -139,8 +157,8 @@ type Worker struct {
 	o       WorkerOptions
 
 	// Set by Run from the queue's settings.
-	leaseTimeout, extendEvery time.Duration
-	maxAttempts               int
+	leaseTimeout, firstLease time.Duration
+	maxAttempts              int
 
 	// slots holds a token per running handler (and per message a poll may bring).
 	slots chan struct{}
@@ -187,7 +205,7 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := domain.ValidateLeaseExtension(w.leaseTimeout); err != nil {
 		return fmt.Errorf("worker of queue %s: LeaseTimeout: %w", w.queueID, err)
 	}
-	w.extendEvery, w.maxAttempts = w.leaseTimeout/3, q.MaxDeliveryAttempts
+	w.firstLease, w.maxAttempts = min(w.leaseTimeout, q.VisibilityTimeout), q.MaxDeliveryAttempts
 	w.slots = make(chan struct{}, w.o.Concurrency)
 	w.handlers, w.stopHandlers = context.WithCancelCause(context.WithoutCancel(ctx))
 	w.acks = newAcker(w)
@@ -246,10 +264,11 @@ func (w *Worker) poll(ctx context.Context) error {
 			continue
 		}
 		failures = 0
+		received := time.Now()
 		w.emit(WorkerEvent{Kind: EventPolled, Count: len(deliveries)})
 		for _, d := range deliveries {
 			w.running.Add(1)
-			go w.process(d)
+			go w.process(d, received)
 		}
 	}
 }

@@ -12,10 +12,11 @@ import (
 // This file is the life of one delivery in a Worker: its handler, its lease, and its end
 // (acknowledgement, release or give-up).
 
-// process runs the handler of d under a kept lease and settles the outcome.
-func (w *Worker) process(d domain.Delivery) {
+// process runs the handler of d, which a poll answered at receivedAt, under a kept lease and
+// settles the outcome.
+func (w *Worker) process(d domain.Delivery, receivedAt time.Time) {
 	defer w.running.Done()
-	l := w.keepLease(d)
+	l := w.keepLease(d, receivedAt)
 	started := time.Now()
 	err := w.runHandler(l.ctx, d)
 	took := time.Since(started)
@@ -23,7 +24,7 @@ func (w *Worker) process(d domain.Delivery) {
 	l.endHandler(nil)
 	w.releaseSlots(1)
 	switch {
-	case errors.Is(cause, domain.ErrLeaseLost):
+	case errors.Is(cause, domain.ErrLeaseLost), errors.Is(cause, ErrMaxLease):
 		// The message will be delivered again; nothing this delivery does counts.
 		l.stop()
 	case err == nil:
@@ -97,15 +98,15 @@ func (w *Worker) release(d domain.Delivery, delay time.Duration, kind WorkerEven
 // lease is the kept lease of one delivery, and the context of its handler.
 type lease struct {
 	// ctx is the handler's; it ends with domain.ErrLeaseLost as its cause when an
-	// extension finds the lease lost.
+	// extension finds the lease lost, and with ErrMaxLease once MaxLease is reached.
 	ctx        context.Context
 	endHandler context.CancelCauseFunc
 	stopKeeper context.CancelFunc
 	kept       chan struct{}
 }
 
-// keepLease starts extending the lease of d every third of the lease timeout, until stop.
-func (w *Worker) keepLease(d domain.Delivery) *lease {
+// keepLease starts extending the lease of d, which a poll answered at receivedAt, until stop.
+func (w *Worker) keepLease(d domain.Delivery, receivedAt time.Time) *lease {
 	l := &lease{kept: make(chan struct{})}
 	l.ctx, l.endHandler = context.WithCancelCause(w.handlers)
 	keeperCtx, stopKeeper := context.WithCancel(context.Background())
@@ -114,7 +115,7 @@ func (w *Worker) keepLease(d domain.Delivery) *lease {
 	go func() {
 		defer w.kept.Done()
 		defer close(l.kept)
-		w.keep(keeperCtx, d, l.endHandler)
+		w.keep(keeperCtx, d, receivedAt, l.endHandler)
 	}()
 	return l
 }
@@ -125,31 +126,50 @@ func (l *lease) stop() {
 	<-l.kept
 }
 
-// keep extends the lease of d until ctx ends or the lease is lost, which it reports to lost.
-// A failed extension is tried again at the next tick: the lease outlives two of them.
-func (w *Worker) keep(ctx context.Context, d domain.Delivery, lost context.CancelCauseFunc) {
-	ticker := time.NewTicker(w.extendEvery)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// keep extends the lease of d until ctx ends, the lease is lost or MaxLease is reached, which
+// it reports to end. The first lease is the dequeue's, counted from receivedAt (the poll's
+// answer, not the handler's start) and taken as long as the shorter of the queue's visibility
+// timeout and LeaseTimeout; each extension starts a lease of LeaseTimeout from when it was
+// sent. An extension is sent at each third of the current lease, so that two in a row may
+// fail before it ends. The last one asks only for what is left of MaxLease; once that lease
+// ends, the handler's context ends with ErrMaxLease.
+func (w *Worker) keep(ctx context.Context, d domain.Delivery, receivedAt time.Time, end context.CancelCauseFunc) {
+	leaseStart, leaseLength := receivedAt, w.firstLease
+	limit := receivedAt.Add(w.o.MaxLease)
+	for third := 1; ; third++ {
+		at := leaseStart.Add(time.Duration(third) * leaseLength / 3)
+		timeout := min(w.leaseTimeout, limit.Sub(at).Truncate(time.Second))
+		if timeout < domain.MinLeaseExtension {
+			if sleepUntil(ctx, leaseStart.Add(leaseLength)) {
+				end(ErrMaxLease)
+				w.emit(WorkerEvent{Kind: EventLeaseLimit, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: ErrMaxLease})
+			}
 			return
-		case <-ticker.C:
 		}
+		if !sleepUntil(ctx, at) {
+			return
+		}
+		sent := time.Now()
 		callCtx, cancel := context.WithTimeout(ctx, w.leaseTimeout)
-		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), w.leaseTimeout)
+		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), timeout)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return
 		case errors.Is(err, domain.ErrLeaseLost):
-			lost(domain.ErrLeaseLost)
+			end(domain.ErrLeaseLost)
 			w.emit(WorkerEvent{Kind: EventLeaseLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
 			return
 		case err != nil:
 			w.emit(WorkerEvent{Kind: EventExtendFailed, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
 		default:
 			w.emit(WorkerEvent{Kind: EventExtended, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts})
+			leaseStart, leaseLength, third = sent, timeout, 0
 		}
 	}
+}
+
+// sleepUntil waits until t, or until ctx ends; it reports whether t came.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	return sleep(ctx, time.Until(t))
 }

@@ -53,6 +53,9 @@ const (
 	// EventLeaseLost: the message's lease was lost (it ended, or the message was purged or
 	// its queue deleted); its handler's context was cancelled.
 	EventLeaseLost WorkerEventKind = "lease_lost"
+	// EventLeaseLimit: the handler ran past MaxLease; its context was cancelled with
+	// ErrMaxLease, and the message will be delivered again.
+	EventLeaseLimit WorkerEventKind = "lease_limit"
 	// EventReleased: the handler failed with Err, and the message was released to come
 	// back after Delay.
 	EventReleased WorkerEventKind = "released"
@@ -76,6 +79,7 @@ var levels = map[WorkerEventKind]slog.Level{
 	EventAckFailed:     slog.LevelWarn,
 	EventExtendFailed:  slog.LevelWarn,
 	EventLeaseLost:     slog.LevelWarn,
+	EventLeaseLimit:    slog.LevelWarn,
 	EventReleaseFailed: slog.LevelWarn,
 	EventGiveUpFailed:  slog.LevelWarn,
 	EventReleased:      slog.LevelInfo,

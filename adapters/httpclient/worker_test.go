@@ -423,3 +423,52 @@ func TestWorker_QueueDeleted_RunReturnsQueueNotFound(t *testing.T) {
 		w.is.True(errors.Is(stop(), domain.ErrQueueNotFound)) // a deleted queue ends the worker with the reason
 	})
 }
+
+func TestWorker_LeaseTimeoutLongerThanTheQueues_FirstExtensionWithinTheFirstLease(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(2 * time.Second)}, func(w *workerTest) {
+		id := w.enqueue(1)[0]
+		handled := newRuns()
+		w.run(func(ctx context.Context, d domain.Delivery) error {
+			handled.add(d.MessageID)
+			select {
+			case <-time.After(3500 * time.Millisecond):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}, httpclient.WorkerOptions{Wait: time.Second, LeaseTimeout: 30 * time.Second})
+		eventually(w.t, "the outcome", func() bool {
+			return w.events.acknowledged()+w.events.count(httpclient.EventAckLost)+w.events.count(httpclient.EventLeaseLost) >= 1
+		})
+		w.is.Equal(handled.of(id), 1)                            // the 2 s lease did not lapse while the handler ran
+		w.is.Equal(w.events.count(httpclient.EventLeaseLost), 0) // no extension found it lost
+		w.is.Equal(w.events.acknowledged(), 1)                   // and the acknowledgement removed it
+		w.is.True(w.events.count(httpclient.EventExtended) >= 1) // an extension came within the queue's 2 s, not after a third of 30 s
+	})
+}
+
+func TestWorker_MaxLease_EndsTheHandlersContextAndStopsExtending(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second)}, func(w *workerTest) {
+		w.enqueue(1)
+		causes := make(chan error, 2)
+		w.run(func(ctx context.Context, d domain.Delivery) error {
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}, httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, MaxLease: 3 * time.Second})
+		began := time.Now()
+		select {
+		case cause := <-causes:
+			w.is.True(errors.Is(cause, httpclient.ErrMaxLease)) // the handler learns why its context ended
+			took := time.Since(began)
+			w.is.True(took >= 2500*time.Millisecond) // not before MaxLease
+			w.is.True(took < 5*time.Second)          // nor long after it
+		case <-time.After(10 * time.Second):
+			w.t.Fatal("a handler that never returns was kept leased past MaxLease")
+		}
+		eventually(w.t, "the lease_limit event", func() bool { return w.events.count(httpclient.EventLeaseLimit) == 1 })
+		w.is.True(w.events.count(httpclient.EventExtended) >= 2) // it was extended until then
+	})
+}
