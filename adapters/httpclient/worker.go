@@ -160,7 +160,8 @@ type Worker struct {
 	leaseTimeout, firstLease time.Duration
 	maxAttempts              int
 
-	// slots holds a token per running handler (and per message a poll may bring).
+	// slots holds a token per message a poll may bring, and per message from the start of
+	// its handler until its outcome was handed on.
 	slots chan struct{}
 	// handlers ends the handlers' contexts once the stop timeout passed.
 	handlers      context.Context
@@ -313,7 +314,7 @@ func (w *Worker) releaseSlots(n int) {
 // stop, which no handler started.
 func (w *Worker) giveBack(deliveries []domain.Delivery) {
 	for _, d := range deliveries {
-		w.releaseSlots(1)
 		w.release(d, 0, EventGivenBack, nil)
+		w.releaseSlots(1)
 	}
 }

@@ -16,13 +16,15 @@ import (
 // settles the outcome.
 func (w *Worker) process(d domain.Delivery, receivedAt time.Time) {
 	defer w.running.Done()
+	// The slot is free once the outcome is handed on (queued for acknowledgement, or
+	// released), so that a poll never asks for a message that no handler could start.
+	defer w.releaseSlots(1)
 	l := w.keepLease(d, receivedAt)
 	started := time.Now()
 	err := w.runHandler(l.ctx, d)
 	took := time.Since(started)
 	cause := context.Cause(l.ctx)
 	l.endHandler(nil)
-	w.releaseSlots(1)
 	switch {
 	case errors.Is(cause, domain.ErrLeaseLost), errors.Is(cause, ErrMaxLease):
 		// The message will be delivered again; nothing this delivery does counts.

@@ -448,6 +448,41 @@ func TestWorker_LeaseTimeoutLongerThanTheQueues_FirstExtensionWithinTheFirstLeas
 	})
 }
 
+func TestWorker_SlotHeldUntilTheReleaseIsAnswered(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(30 * time.Second)}, func(w *workerTest) {
+		w.enqueue(3)
+		slow := &slowRelease{Retsu: w.retsu, pause: 300 * time.Millisecond}
+		w.retsu = slow
+		w.run(func(context.Context, domain.Delivery) error { return errors.New("fails") },
+			httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Minute}})
+		eventually(w.t, "3 releases", func() bool { return w.events.count(httpclient.EventReleased) >= 3 })
+		w.is.Equal(slow.overlaps.Load(), int64(0)) // no poll while the release of the only handler's message was in flight
+	})
+}
+
+// slowRelease answers releases after a pause, and counts the polls made while a release
+// was in flight.
+type slowRelease struct {
+	app.Retsu
+	pause              time.Duration
+	inFlight, overlaps atomic.Int64
+}
+
+func (s *slowRelease) Release(ctx context.Context, queueID domain.ID, r domain.Receipt, delay time.Duration) error {
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	time.Sleep(s.pause)
+	return s.Retsu.Release(ctx, queueID, r, delay)
+}
+
+func (s *slowRelease) DequeueMessages(ctx context.Context, p app.DequeueParams) ([]domain.Delivery, error) {
+	if s.inFlight.Load() > 0 {
+		s.overlaps.Add(1)
+	}
+	return s.Retsu.DequeueMessages(ctx, p)
+}
+
 func TestWorker_MaxLease_EndsTheHandlersContextAndStopsExtending(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second)}, func(w *workerTest) {
