@@ -117,6 +117,46 @@ func backoff(first, limit time.Duration, attempt int) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
+// Backoff is an exponential backoff with jitter: the pause after the n-th failure is Initial
+// doubled n-1 times, at most Max, drawn at random between half of it and all of it, so that
+// callers that failed together do not come back together. A zero field takes the default of
+// the option that holds the Backoff.
+type Backoff struct {
+	Initial, Max time.Duration
+}
+
+// withDefaults returns b with initial and limit for its zero fields, and Max at least Initial.
+func (b Backoff) withDefaults(initial, limit time.Duration) Backoff {
+	if b.Initial <= 0 {
+		b.Initial = initial
+	}
+	if b.Max <= 0 {
+		b.Max = limit
+	}
+	b.Max = max(b.Max, b.Initial)
+	return b
+}
+
+// Delay returns the pause after the attempt-th failure (1 for the first).
+func (b Backoff) Delay(attempt int) time.Duration {
+	return backoff(b.Initial, max(b.Max, b.Initial), attempt)
+}
+
+// DelaySeconds returns the pause after the attempt-th failure in whole seconds, for the API's
+// delays: drawn among the whole seconds between half of the pause and all of it, and at least
+// 1 s. An Initial below 2 s therefore has no jitter on the first failure.
+func (b Backoff) DelaySeconds(attempt int) time.Duration {
+	limit := max(b.Max, b.Initial)
+	d := b.Initial
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	most := max(int64(d/time.Second), 1)
+	least := min(max((int64(d/time.Second)+1)/2, 1), most)
+	return time.Duration(least+rand.N(most-least+1)) * time.Second
+}
+
 // sleep waits d, or until ctx ends; it reports whether the whole pause passed.
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

@@ -74,12 +74,14 @@ type WorkerOptions struct {
 	// receipts and 50 ms.
 	AckBatchSize int
 	AckDelay     time.Duration
-	// RetryBackoff is the delay of the release of a failed message: MinBackoff after its
-	// first delivery, doubled with each attempt up to MaxBackoff, drawn at random between
-	// half of it and all of it, in whole seconds. A message that used the queue's attempts
-	// is released without delay, so that the next dequeue moves it to the dead letters.
-	// MaxAttempts is not used. The defaults are 1 s and 5 min.
-	RetryBackoff RetryPolicy
+	// RetryBackoff is the delay of the release of a message after every failure of its
+	// handler, the first included: RetryBackoff.DelaySeconds of its delivery attempts, so
+	// Initial after its first delivery, doubled with each attempt up to Max, drawn at random
+	// between half of it and all of it, in whole seconds (the API's unit). A message that
+	// used the queue's attempts is released without delay, so that the next dequeue moves it
+	// to the dead letters. The defaults are 2 s and 5 min, so that the first release is
+	// already 1 or 2 s at random.
+	RetryBackoff Backoff
 	// StopTimeout is how long the handlers that run when Run's context ends may go on
 	// before their contexts are cancelled; the default is 30 s.
 	StopTimeout time.Duration
@@ -99,7 +101,7 @@ const (
 	defaultConcurrency  = 10
 	defaultAckBatchSize = 100
 	defaultAckDelay     = 50 * time.Millisecond
-	defaultRetryMin     = time.Second
+	defaultRetryMin     = 2 * time.Second
 	defaultRetryMax     = 5 * time.Minute
 	defaultStopTimeout  = 30 * time.Second
 	defaultMaxLease     = 12 * time.Hour
@@ -126,13 +128,7 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.AckDelay <= 0 {
 		o.AckDelay = defaultAckDelay
 	}
-	if o.RetryBackoff.MinBackoff <= 0 {
-		o.RetryBackoff.MinBackoff = defaultRetryMin
-	}
-	if o.RetryBackoff.MaxBackoff <= 0 {
-		o.RetryBackoff.MaxBackoff = defaultRetryMax
-	}
-	o.RetryBackoff.MaxBackoff = max(o.RetryBackoff.MinBackoff, o.RetryBackoff.MaxBackoff)
+	o.RetryBackoff = o.RetryBackoff.withDefaults(defaultRetryMin, defaultRetryMax)
 	if o.MaxLease <= 0 {
 		o.MaxLease = defaultMaxLease
 	}

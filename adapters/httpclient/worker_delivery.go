@@ -70,16 +70,14 @@ func (w *Worker) giveUp(d domain.Delivery, handlerErr error, l *lease) {
 	w.acks.add(d, l.stop)
 }
 
-// retryDelay returns the delay of the release of d after a failure: the backoff of its
-// attempts, in whole seconds, or none once it used the queue's attempts, since the next
+// retryDelay returns the delay of the release of d after a failure: the jittered backoff of
+// its attempts, in whole seconds, or none once it used the queue's attempts, since the next
 // dequeue then moves it to the dead letters.
 func (w *Worker) retryDelay(d domain.Delivery) time.Duration {
 	if d.DeliveryAttempts >= w.maxAttempts {
 		return 0
 	}
-	delay := backoff(w.o.RetryBackoff.MinBackoff, w.o.RetryBackoff.MaxBackoff, d.DeliveryAttempts)
-	delay = (delay + time.Second - 1).Truncate(time.Second)
-	return min(delay, domain.MaxReleaseDelay)
+	return min(w.o.RetryBackoff.DelaySeconds(d.DeliveryAttempts), domain.MaxReleaseDelay)
 }
 
 // release ends the lease of d with delay and reports it as kind, with the handler's error

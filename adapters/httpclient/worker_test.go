@@ -281,7 +281,7 @@ func TestWorker_FailingHandler_BackoffThenDeadLetters(t *testing.T) {
 		w.run(func(_ context.Context, d domain.Delivery) error {
 			handled.add(d.MessageID)
 			return errors.New("always fails")
-		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second}})
+		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Second, Max: time.Second}})
 		eventually(w.t, "the dead letter", func() bool { _, _, _, dead := w.counts(); return dead == 1 })
 		at := handled.times(id)
 		w.is.Equal(len(at), 3) // one run per attempt
@@ -362,7 +362,7 @@ func TestWorker_PanickingHandler_MessageReleased(t *testing.T) {
 				panic("boom")
 			}
 			return nil
-		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second}})
+		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Second, Max: time.Second}})
 		eventually(w.t, "the acknowledgement of the second run", func() bool { return w.events.acknowledged() == 1 })
 		w.is.Equal(w.events.count(httpclient.EventReleased), 1) // the panic released the message, long before its visibility timeout
 	})
@@ -455,7 +455,7 @@ func TestWorker_SlotHeldUntilTheReleaseIsAnswered(t *testing.T) {
 		slow := &slowRelease{Retsu: w.retsu, pause: 300 * time.Millisecond}
 		w.retsu = slow
 		w.run(func(context.Context, domain.Delivery) error { return errors.New("fails") },
-			httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Minute}})
+			httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Minute}})
 		eventually(w.t, "3 releases", func() bool { return w.events.count(httpclient.EventReleased) >= 3 })
 		w.is.Equal(slow.overlaps.Load(), int64(0)) // no poll while the release of the only handler's message was in flight
 	})
@@ -506,4 +506,59 @@ func TestWorker_MaxLease_EndsTheHandlersContextAndStopsExtending(t *testing.T) {
 		eventually(w.t, "the lease_limit event", func() bool { return w.events.count(httpclient.EventLeaseLimit) == 1 })
 		w.is.True(w.events.count(httpclient.EventExtended) >= 2) // it was extended until then
 	})
+}
+
+func TestWorker_ReleaseDelay_JitteredFromTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Minute)}, func(w *workerTest) {
+		w.enqueue(20)
+		delays := &releaseDelays{Retsu: w.retsu}
+		w.retsu = delays
+		w.run(func(context.Context, domain.Delivery) error { return errors.New("fails") }, httpclient.WorkerOptions{Concurrency: 20, Wait: time.Second})
+		eventually(w.t, "20 releases", func() bool { return len(delays.all()) >= 20 })
+		seen := map[time.Duration]bool{}
+		for _, d := range delays.all() {
+			w.is.True(d >= time.Second && d <= 2*time.Second) // the default first backoff: between half of 2 s and 2 s
+			w.is.Equal(d, d.Truncate(time.Second))            // in whole seconds, as the API takes them
+			seen[d] = true
+		}
+		w.is.True(len(seen) > 1) // jittered already after the first failure, so that messages that failed together do not come back together
+	})
+}
+
+// releaseDelays records the delays of the releases made through it.
+type releaseDelays struct {
+	app.Retsu
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (r *releaseDelays) Release(ctx context.Context, queueID domain.ID, receipt domain.Receipt, delay time.Duration) error {
+	r.mu.Lock()
+	r.delays = append(r.delays, delay)
+	r.mu.Unlock()
+	return r.Retsu.Release(ctx, queueID, receipt, delay)
+}
+
+func (r *releaseDelays) all() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.delays...)
+}
+
+func TestBackoff_DelaySeconds_DoublesWithJitterInWholeSeconds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	b := httpclient.Backoff{Initial: 4 * time.Second, Max: 10 * time.Second}
+	for attempt, bounds := range map[int][2]time.Duration{1: {2 * time.Second, 4 * time.Second}, 2: {4 * time.Second, 8 * time.Second}, 3: {5 * time.Second, 10 * time.Second}, 9: {5 * time.Second, 10 * time.Second}} {
+		seen := map[time.Duration]bool{}
+		for range 200 {
+			d := b.DelaySeconds(attempt)
+			is.True(d >= bounds[0] && d <= bounds[1]) // between half of Initial doubled attempt-1 times (at most Max) and all of it
+			is.Equal(d, d.Truncate(time.Second))      // in whole seconds
+			seen[d] = true
+		}
+		is.True(len(seen) > 1) // and drawn at random
+	}
+	is.Equal(httpclient.Backoff{Initial: 500 * time.Millisecond}.DelaySeconds(1), time.Second) // never below the API's 1 s
 }
