@@ -19,7 +19,8 @@ import (
 //
 // ctx ends when the worker loses the message's lease (context.Cause(ctx) is then
 // domain.ErrLeaseLost: the message will be delivered again, and whatever the handler does
-// after that is not acknowledged), or when the worker stops and the handler outlived
+// after that is not acknowledged), when the queue was deleted (the cause is then an error
+// with domain.ErrQueueNotFound, and Run returns it), or when the worker stops and the handler outlived
 // WorkerOptions.StopTimeout (the cause is ErrWorkerStopped). A handler must return soon
 // after its context ends.
 type Handler func(ctx context.Context, d domain.Delivery) error
@@ -179,7 +180,9 @@ func NewWorker(retsu app.Retsu, queueID domain.ID, handle Handler, o WorkerOptio
 // acknowledgements it holds. It returns nil after such a stop. It returns an error, after
 // the same stop, when the queue cannot be read at the start or a poll fails for a reason
 // that waiting will not cure (the queue was deleted, the token is refused, …); transient
-// failures are retried with backoff. A Worker runs once.
+// failures are retried with backoff. When the queue was deleted, the running handlers'
+// contexts end at once, with the poll's or the extension's queue_not_found as their cause,
+// rather than after StopTimeout. A Worker runs once.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.start(ctx); err != nil {
 		return err
@@ -253,6 +256,10 @@ func (w *Worker) poll(ctx context.Context) error {
 			return nil
 		case err != nil && !transient(err):
 			w.emit(WorkerEvent{Kind: EventPollFailed, Err: err})
+			if errors.Is(err, domain.ErrQueueNotFound) {
+				// The queue's leases went with it: its handlers need not finish.
+				w.stopHandlers(err)
+			}
 			return fmt.Errorf("worker of queue %s: %w", w.queueID, err)
 		case err != nil:
 			failures++

@@ -26,8 +26,9 @@ func (w *Worker) process(d domain.Delivery, receivedAt time.Time) {
 	cause := context.Cause(l.ctx)
 	l.endHandler(nil)
 	switch {
-	case errors.Is(cause, domain.ErrLeaseLost), errors.Is(cause, ErrMaxLease):
-		// The message will be delivered again; nothing this delivery does counts.
+	case errors.Is(cause, domain.ErrLeaseLost), errors.Is(cause, ErrMaxLease), errors.Is(cause, domain.ErrQueueNotFound):
+		// The message will be delivered again, or its queue is gone; nothing this delivery
+		// does counts.
 		l.stop()
 	case err == nil:
 		w.emit(WorkerEvent{Kind: EventHandled, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Duration: took})
@@ -98,7 +99,8 @@ func (w *Worker) release(d domain.Delivery, delay time.Duration, kind WorkerEven
 // lease is the kept lease of one delivery, and the context of its handler.
 type lease struct {
 	// ctx is the handler's; it ends with domain.ErrLeaseLost as its cause when an
-	// extension finds the lease lost, and with ErrMaxLease once MaxLease is reached.
+	// extension finds the lease lost, with domain.ErrQueueNotFound when it finds the queue
+	// deleted, and with ErrMaxLease once MaxLease is reached.
 	ctx        context.Context
 	endHandler context.CancelCauseFunc
 	stopKeeper context.CancelFunc
@@ -156,8 +158,8 @@ func (w *Worker) keep(ctx context.Context, d domain.Delivery, receivedAt time.Ti
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, domain.ErrLeaseLost):
-			end(domain.ErrLeaseLost)
+		case errors.Is(err, domain.ErrLeaseLost), errors.Is(err, domain.ErrQueueNotFound):
+			end(err)
 			w.emit(WorkerEvent{Kind: EventLeaseLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
 			return
 		case err != nil:

@@ -562,3 +562,37 @@ func TestBackoff_DelaySeconds_DoublesWithJitterInWholeSeconds(t *testing.T) {
 	}
 	is.Equal(httpclient.Backoff{Initial: 500 * time.Millisecond}.DelaySeconds(1), time.Second) // never below the API's 1 s
 }
+
+func TestWorker_QueueDeletedWhileHandlersRun_EndsThemAndReturns(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second)}, func(w *workerTest) {
+		w.enqueue(2)
+		started, causes := make(chan struct{}, 2), make(chan error, 2)
+		worker := httpclient.NewWorker(w.retsu, w.queue.ID, func(ctx context.Context, d domain.Delivery) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}, httpclient.WorkerOptions{Concurrency: 3, Wait: time.Second, OnEvent: w.events.record})
+		done := make(chan error, 1)
+		go func() { done <- worker.Run(context.Background()) }()
+		<-started
+		<-started
+		w.is.NoErr(w.retsu.DeleteQueue(context.Background(), w.queue.ID))
+		for range 2 {
+			select {
+			case cause := <-causes:
+				w.is.True(errors.Is(cause, domain.ErrQueueNotFound)) // the handlers learn that their queue is gone
+			case <-time.After(5 * time.Second):
+				w.t.Fatal("a handler of a deleted queue was left running")
+			}
+		}
+		select {
+		case err := <-done:
+			w.is.True(errors.Is(err, domain.ErrQueueNotFound)) // and Run reports it, without waiting for the stop timeout
+		case <-time.After(5 * time.Second):
+			w.t.Fatal("Run did not return after its queue was deleted")
+		}
+		w.is.True(w.events.count(httpclient.EventExtendFailed) <= 2) // no extension spins on the deleted queue
+	})
+}
