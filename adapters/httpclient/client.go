@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,6 +78,9 @@ type request struct {
 type answer struct {
 	status int
 	header http.Header
+	// afterUnknown is true when an earlier attempt's outcome was unknown (its answer was
+	// lost): what this answer says may then include that attempt's effect.
+	afterUnknown bool
 }
 
 // do sends req, retrying as its safety allows, and decodes a successful answer's JSON body
@@ -90,22 +94,35 @@ func (c *Client) do(ctx context.Context, req request, out any) (answer, error) {
 			return answer{}, fmt.Errorf("httpclient: encode the body of %s %s: %w", req.method, req.path, err)
 		}
 	}
+	unknown := false
 	for attempt := 1; ; attempt++ {
 		a, err := c.send(ctx, req, body, out)
 		if err == nil {
+			a.afterUnknown = unknown
 			return a, nil
 		}
 		pause, again := c.retry.pauseBeforeRetry(ctx, req.safety, attempt, err)
 		if !again {
-			return answer{}, err
+			return answer{}, outcomeOf(err, unknown)
 		}
+		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
 		c.log.LogAttrs(ctx, slog.LevelInfo, "retrying a Retsu request",
 			slog.String("method", req.method), slog.String("path", req.path),
 			slog.Int("attempt", attempt), slog.Duration("pause", pause), slog.String("err", err.Error()))
 		if !sleep(ctx, pause) {
-			return answer{}, err
+			return answer{}, outcomeOf(err, unknown)
 		}
 	}
+}
+
+// outcomeOf returns the error of the last attempt of a request, marked with
+// ErrOutcomeUnknown when an earlier attempt's answer was lost: that attempt may have done
+// what the request asked, whatever the last one says.
+func outcomeOf(err error, earlierUnknown bool) error {
+	if !earlierUnknown || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	return fmt.Errorf("%w (%w: an earlier attempt's answer was lost)", err, ErrOutcomeUnknown)
 }
 
 // send makes one attempt of req.

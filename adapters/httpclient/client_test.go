@@ -398,3 +398,28 @@ var (
 	portsListAll  = ports.ListQueuesParams{}
 	portsListPage = ports.ListQueuesParams{Name: new("x"), After: "a b", Limit: 5}
 )
+
+func TestClient_Acknowledge_LostAnswer_RetriedWithTheSameReceiptAndFalseReportedUnknown(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries},
+		hangUp, answerJSON(http.StatusOK, map[string]any{"results": []any{map[string]any{"id": receipt.MessageID.String(), "acknowledged": false}}}))
+	removed, err := client.AcknowledgeMessages(ctx, queueID, []domain.Receipt{receipt})
+	requests := s.received()
+	is.Equal(len(requests), 2)                            // retried after the lost answer
+	is.Equal(requests[1].body, requests[0].body)          // with the same receipt handle
+	is.Equal(removed, []bool{false})                      // the retry's answer
+	is.True(errors.Is(err, httpclient.ErrOutcomeUnknown)) // whose false may mean that the lost attempt removed it: neither failure nor success
+}
+
+func TestClient_Acknowledge_NoAnswerAtAll_OutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries}, hangUp)
+	removed, err := client.AcknowledgeMessages(ctx, queueID, []domain.Receipt{receipt})
+	is.Equal(len(s.received()), 3)                        // every attempt sent
+	is.Equal(removed, nil)                                // no result known
+	is.True(errors.Is(err, httpclient.ErrOutcomeUnknown)) // reported as unknown
+	var transportErr *httpclient.TransportError
+	is.True(errors.As(err, &transportErr)) // and still a transport error
+}

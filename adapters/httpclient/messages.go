@@ -158,9 +158,13 @@ func (c *Client) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Deliv
 
 // AcknowledgeMessages completes deliveries in order (POST
 // /v1/queues/{id}/messages/acknowledge/batch); removed[i] reports whether this call removed
-// the message of receipts[i]. It is retried after a lost answer, which is safe: a receipt
-// that the lost attempt used removes nothing the second time, so the retry's answer shows
-// false for it. Returns invalid_batch_size or queue_not_found.
+// the message of receipts[i]. It is retried after a lost answer with the same receipts,
+// which is safe: a receipt that the lost attempt used removes nothing the second time, so
+// the retry's answer shows false for it. Such an answer is returned with an error that
+// matches ErrOutcomeUnknown: removed[i] true is certain, false may be a message that the lost
+// attempt removed. When no attempt got an answer the error matches ErrOutcomeUnknown too
+// (and removed is nil): the messages may or may not be removed. Returns invalid_batch_size
+// or queue_not_found.
 func (c *Client) AcknowledgeMessages(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
 	var body struct {
 		Messages []receiptJSON `json:"messages"`
@@ -175,15 +179,21 @@ func (c *Client) AcknowledgeMessages(ctx context.Context, queueID domain.ID, rec
 		} `json:"results"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages/acknowledge/batch"), body: body, safety: idempotent}
-	if _, err := c.do(ctx, req, &answer); err != nil {
+	a, err := c.do(ctx, req, &answer)
+	if err != nil {
 		return nil, err
 	}
 	if len(answer.Results) != len(receipts) {
 		return nil, fmt.Errorf("httpclient: the batch acknowledgement answered %d results for %d receipts", len(answer.Results), len(receipts))
 	}
 	removed := make([]bool, len(receipts))
+	uncertain := false
 	for i, r := range answer.Results {
 		removed[i] = r.Acknowledged
+		uncertain = uncertain || !r.Acknowledged && a.afterUnknown
+	}
+	if uncertain {
+		return removed, errAckUncertain
 	}
 	return removed, nil
 }
@@ -227,6 +237,10 @@ func (c *Client) Release(ctx context.Context, queueID domain.ID, receipt domain.
 	_, err := c.do(ctx, req, nil)
 	return err
 }
+
+// errAckUncertain is returned with the results of a batch acknowledgement answered after a
+// lost answer: its false results are unknown.
+var errAckUncertain = fmt.Errorf("httpclient: acknowledge: %w: an earlier attempt's answer was lost, so a false result may be a message that it removed", ErrOutcomeUnknown)
 
 // messagePath returns the path of an operation on one message of a queue.
 func messagePath(queueID, messageID domain.ID, operation string) string {

@@ -108,6 +108,9 @@ const (
 	defaultMaxLease     = 12 * time.Hour
 	// callTimeout bounds each call the worker makes besides its polls.
 	callTimeout = 10 * time.Second
+	// ackAttempts is how often the worker sends a batch acknowledgement whose outcome stays
+	// unknown (each send retried by the client itself as its RetryPolicy says).
+	ackAttempts = 3
 	// pollStopGrace is how long a poll in flight may go on once the worker stops.
 	pollStopGrace = 500 * time.Millisecond
 	// pollBackoffMin and pollBackoffMax space the polls after a failed one.

@@ -46,6 +46,10 @@ const (
 	// EventAckFailed: a batch of Count acknowledgements failed with Err; its messages come
 	// back when their leases end.
 	EventAckFailed WorkerEventKind = "ack_failed"
+	// EventAckUnknown: the outcome of an acknowledgement stayed unknown (its answer was
+	// lost, also when sent again with the same receipts) for MessageID, or for a batch of
+	// Count: the message is removed, or will be delivered again when its lease ends.
+	EventAckUnknown WorkerEventKind = "ack_unknown"
 	// EventExtended: the lease of a running message was extended.
 	EventExtended WorkerEventKind = "extended"
 	// EventExtendFailed: an extension failed with Err; the next one may still succeed.
@@ -77,6 +81,7 @@ var levels = map[WorkerEventKind]slog.Level{
 	EventPollFailed:    slog.LevelWarn,
 	EventAckLost:       slog.LevelWarn,
 	EventAckFailed:     slog.LevelWarn,
+	EventAckUnknown:    slog.LevelWarn,
 	EventExtendFailed:  slog.LevelWarn,
 	EventLeaseLost:     slog.LevelWarn,
 	EventLeaseLimit:    slog.LevelWarn,
@@ -104,7 +109,7 @@ func (w *Worker) emit(e WorkerEvent) {
 	if !e.MessageID.IsZero() {
 		attrs = append(attrs, slog.String("message_id", e.MessageID.String()), slog.Int("delivery_attempts", e.DeliveryAttempts))
 	}
-	if e.Kind == EventPolled || e.Kind == EventAcknowledged || e.Kind == EventAckFailed {
+	if e.Kind == EventPolled || e.Kind == EventAcknowledged || e.Kind == EventAckFailed || e.Kind == EventAckUnknown {
 		attrs = append(attrs, slog.Int("count", e.Count))
 	}
 	if e.Kind == EventReleased {

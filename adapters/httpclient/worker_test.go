@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -595,4 +596,37 @@ func TestWorker_QueueDeletedWhileHandlersRun_EndsThemAndReturns(t *testing.T) {
 		}
 		w.is.True(w.events.count(httpclient.EventExtendFailed) <= 2) // no extension spins on the deleted queue
 	})
+}
+
+func TestWorker_AckOutcomeUnknown_RetriedThenReportedUnknown(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(30 * time.Second)}, func(w *workerTest) {
+		w.enqueue(1)
+		lost := &lostAckAnswer{Retsu: w.retsu}
+		w.retsu = lost
+		w.run(func(context.Context, domain.Delivery) error { return nil }, httpclient.WorkerOptions{Wait: time.Second})
+		eventually(w.t, "the acknowledgement's outcome", func() bool {
+			return w.events.count(httpclient.EventAckUnknown)+w.events.count(httpclient.EventAckFailed)+w.events.count(httpclient.EventAckLost) >= 1
+		})
+		w.is.True(lost.calls.Load() >= 2)                         // the acknowledgement was sent again, with the same receipt
+		w.is.Equal(w.events.count(httpclient.EventAckFailed), 0)  // its outcome is not reported as a failure
+		w.is.Equal(w.events.count(httpclient.EventAckLost), 0)    // nor its retry's false as a lost lease
+		w.is.Equal(w.events.count(httpclient.EventAckUnknown), 1) // but as unknown
+		ready, delayed, inFlight, _ := w.counts()
+		w.is.Equal(ready+delayed+inFlight, int64(0)) // the first attempt did remove it
+	})
+}
+
+// lostAckAnswer acknowledges for real, but loses the first answer.
+type lostAckAnswer struct {
+	app.Retsu
+	calls atomic.Int64
+}
+
+func (l *lostAckAnswer) AcknowledgeMessages(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
+	removed, err := l.Retsu.AcknowledgeMessages(ctx, queueID, receipts)
+	if l.calls.Add(1) == 1 && err == nil {
+		return nil, &httpclient.TransportError{Method: "POST", Path: "/acknowledge/batch", Err: io.ErrUnexpectedEOF}
+	}
+	return removed, err
 }
