@@ -42,6 +42,11 @@ type Options struct {
 	Retry RetryPolicy
 	// Logger receives a line for each retry; nil discards them.
 	Logger *slog.Logger
+	// NoEnqueueKeys stops the client from giving an Idempotency-Key of its own to each
+	// enqueue that has none: such an enqueue is then sent once (a retry after a lost answer
+	// could store its messages twice), and the server stores no key for it. By default every
+	// enqueue carries a key, so that the client can retry it safely.
+	NoEnqueueKeys bool
 }
 
 // New returns a client of the API at baseURL, such as http://127.0.0.1:2424.
@@ -53,6 +58,9 @@ func New(baseURL string, o Options) (*Client, error) {
 	}
 	c := &Client{base: base, token: o.Token, http: o.HTTPClient, retry: o.Retry.withDefaults(), log: o.Logger,
 		agent: "retsu-httpclient", keyGen: newIdempotencyKey}
+	if o.NoEnqueueKeys {
+		c.keyGen = func() string { return "" }
+	}
 	if c.http == nil {
 		c.http = &http.Client{}
 	}

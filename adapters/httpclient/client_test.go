@@ -423,3 +423,45 @@ func TestClient_Acknowledge_NoAnswerAtAll_OutcomeUnknown(t *testing.T) {
 	var transportErr *httpclient.TransportError
 	is.True(errors.As(err, &transportErr)) // and still a transport error
 }
+
+func TestClient_Idempotent_RetriedAfterAProxys502And504(t *testing.T) {
+	t.Parallel()
+	queue := map[string]any{"id": queueID.String(), "name": "q", "visibility_timeout_seconds": 30, "max_delivery_attempts": 5, "default_message_ttl_seconds": 60}
+	for _, status := range []int{http.StatusBadGateway, http.StatusGatewayTimeout} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			page := func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, "<h1>proxy</h1>")
+			}
+			client, s := serve(t, httpclient.Options{Retry: fastRetries}, page, answerJSON(http.StatusOK, queue))
+			q, err := client.Queue(ctx, queueID)
+			is.NoErr(err)
+			is.Equal(q.Name, "q")          // the retry answered
+			is.Equal(len(s.received()), 2) // after the proxy's error
+			client, s = serve(t, httpclient.Options{Retry: fastRetries}, page, answerJSON(http.StatusCreated, map[string]any{"id": queueID.String()}))
+			_, err = client.Enqueue(ctx, queueID, oneNew[0])
+			is.NoErr(err)
+			is.Equal(len(s.received()), 2) // a keyed enqueue too
+			client, s = serve(t, httpclient.Options{Retry: fastRetries}, page)
+			_, err = client.DequeueMessages(ctx, app.DequeueParams{QueueID: queueID, Max: 1})
+			is.True(err != nil)
+			is.Equal(len(s.received()), 1) // but never a dequeue
+		})
+	}
+}
+
+func TestClient_NoEnqueueKeys_EnqueueWithoutAKeySentOnce(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries, NoEnqueueKeys: true}, hangUp)
+	_, err := client.Enqueue(ctx, queueID, oneNew[0])
+	is.True(err != nil)
+	is.Equal(len(s.received()), 1)                              // not retried: without a key a retry could store the message twice
+	is.Equal(s.received()[0].header.Get("Idempotency-Key"), "") // and no key made up
+	_, err = client.EnqueueMessages(ctx, app.EnqueueParams{QueueID: queueID, Messages: oneNew, IdempotencyKey: "mine"})
+	is.True(err != nil)
+	is.Equal(len(s.received()), 1+fastRetries.MaxAttempts) // the caller's key still makes it safe to retry
+}

@@ -27,7 +27,8 @@ var errSingleRouteSize = &domain.Error{Code: domain.CodeInvalidBatchSize,
 // to POST /v1/queues/{id}/messages.
 //
 // Every request carries an Idempotency-Key: p.IdempotencyKey, or a random key when it is
-// empty. The client can therefore retry it after a lost answer or a 503 without storing its
+// empty (unless Options.NoEnqueueKeys, which sends it without a key, and once). The client
+// can therefore retry it after a lost answer, a 502, a 503 or a 504 without storing its
 // messages twice: the server answers the retry with the first attempt's IDs. A random key is
 // the client's own, so its replay does not set Replayed, which reports the replay of the
 // caller's key only. Returns invalid_idempotency_key, invalid_batch_size, invalid_priority,
@@ -67,7 +68,7 @@ func (c *Client) enqueueOne(ctx context.Context, queueID domain.ID, messages []d
 		ID wireID `json:"id"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages"), body: toNewMessageJSON(messages[0]),
-		header: http.Header{"Idempotency-Key": {key}}, safety: keyedEnqueue}
+		header: keyHeader(key), safety: enqueueSafety(key)}
 	a, err := c.do(ctx, req, &created)
 	if err != nil {
 		return nil, answer{}, asFirstEntryError(err)
@@ -88,7 +89,7 @@ func (c *Client) enqueueBatch(ctx context.Context, queueID domain.ID, messages [
 		IDs []wireID `json:"ids"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages/batch"), body: body,
-		header: http.Header{"Idempotency-Key": {key}}, safety: keyedEnqueue}
+		header: keyHeader(key), safety: enqueueSafety(key)}
 	a, err := c.do(ctx, req, &created)
 	if err != nil {
 		return nil, answer{}, asEntryError(err)
@@ -97,6 +98,23 @@ func (c *Client) enqueueBatch(ctx context.Context, queueID domain.ID, messages [
 		return nil, answer{}, fmt.Errorf("httpclient: the batch enqueue answered %d IDs for %d messages", len(created.IDs), len(messages))
 	}
 	return toDomainIDs(created.IDs), a, nil
+}
+
+// keyHeader returns the header of an enqueue with key; none for the empty key.
+func keyHeader(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Idempotency-Key": {key}}
+}
+
+// enqueueSafety returns how an enqueue with key may be retried: only a keyed one after it
+// may have reached the server.
+func enqueueSafety(key string) retrySafety {
+	if key == "" {
+		return sendOnce
+	}
+	return keyedEnqueue
 }
 
 // Enqueue stores one message and returns its ID: EnqueueMessages of one message without

@@ -13,10 +13,11 @@ import (
 
 // RetryPolicy says how often and how patiently the client repeats a request that is safe to
 // repeat: a read, an update, an acknowledgement, an extension, the deletion of one dead
-// letter, or an enqueue (which always carries an Idempotency-Key). It repeats such a request
-// when no answer came (a *TransportError other than the context's end) and on 503
-// service_unavailable; an enqueue also on 409 idempotency_key_in_use, whose retry gets the
-// first request's answer. A request that never reached the server, because the connection
+// letter, or an enqueue that carries an Idempotency-Key (every one, unless
+// Options.NoEnqueueKeys). It repeats such a request when no answer came (a *TransportError
+// other than the context's end), on 503 service_unavailable, and on a proxy's 502 Bad
+// Gateway and 504 Gateway Timeout; a keyed enqueue also on 409 idempotency_key_in_use, whose
+// retry gets the first request's answer. A request that never reached the server, because the connection
 // could not be made, is repeated whatever its route. Dequeues, releases and the other
 // requests are sent once otherwise. A zero field takes its default.
 type RetryPolicy struct {
@@ -61,7 +62,7 @@ type retrySafety int
 const (
 	// sendOnce repeats only a request that never reached the server.
 	sendOnce retrySafety = iota
-	// idempotent repeats after a lost answer and a 503 too.
+	// idempotent repeats after a lost answer, a 502, a 503 and a 504 too.
 	idempotent
 	// keyedEnqueue repeats as idempotent does, and after 409 idempotency_key_in_use.
 	keyedEnqueue
@@ -94,8 +95,11 @@ func retryable(safety retrySafety, err error) bool {
 	if !errors.As(err, &apiErr) || safety == sendOnce {
 		return false
 	}
-	return apiErr.Status == http.StatusServiceUnavailable ||
-		safety == keyedEnqueue && apiErr.Code == domain.CodeIdempotencyKeyInUse
+	switch apiErr.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return safety == keyedEnqueue && apiErr.Code == domain.CodeIdempotencyKeyInUse
 }
 
 // neverSent reports whether the request failed before reaching the server: the connection
