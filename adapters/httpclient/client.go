@@ -34,8 +34,11 @@ type Options struct {
 	// Token is the bearer token sent with every request (RETSU_API_TOKENS on the server);
 	// empty sends none.
 	Token string
-	// HTTPClient sends the requests; nil is a client of its own with the standard
-	// transport. Leave its Timeout at zero: a long-polling dequeue waits up to 20 s, and
+	// HTTPClient sends the requests; nil is a client of its own with a transport like the
+	// standard one that keeps up to 64 idle connections to the server (the standard keeps
+	// 2), so that a Worker of up to 64 handlers, or as many concurrent calls, reuses its
+	// connections rather than opening new ones. Give your own client with enough
+	// MaxIdleConnsPerHost for your concurrency. Leave its Timeout at zero: a long-polling dequeue waits up to 20 s, and
 	// every call takes a context to bound it.
 	HTTPClient *http.Client
 	// Retry says how retries are made (see RetryPolicy).
@@ -62,12 +65,24 @@ func New(baseURL string, o Options) (*Client, error) {
 		c.keyGen = func() string { return "" }
 	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{Transport: newTransport()}
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// maxIdleConnsPerHost is how many idle connections the default transport keeps to the
+// server: more than a worker's handlers, their extensions and its poll usually need at once.
+const maxIdleConnsPerHost = 64
+
+// newTransport returns the standard transport with maxIdleConnsPerHost.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
+	return t
 }
 
 // request is one call of the API.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -464,4 +465,36 @@ func TestClient_NoEnqueueKeys_EnqueueWithoutAKeySentOnce(t *testing.T) {
 	_, err = client.EnqueueMessages(ctx, app.EnqueueParams{QueueID: queueID, Messages: oneNew, IdempotencyKey: "mine"})
 	is.True(err != nil)
 	is.Equal(len(s.received()), 1+fastRetries.MaxAttempts) // the caller's key still makes it safe to retry
+}
+
+func TestClient_DefaultTransport_KeepsConnectionsForConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var opened atomic.Int64
+	queue := map[string]any{"id": queueID.String(), "name": "q", "visibility_timeout_seconds": 30, "max_delivery_attempts": 5, "default_message_ttl_seconds": 60}
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond) // long enough for the 32 calls to overlap
+		answerJSON(http.StatusOK, queue)(w)
+	}))
+	server.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	server.Start()
+	t.Cleanup(server.Close)
+	client, err := httpclient.New(server.URL, httpclient.Options{})
+	is.NoErr(err)
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				if _, err := client.Queue(ctx, queueID); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	is.True(opened.Load() <= 40) // a worker of concurrency 32 reuses its connections rather than opening new ones each round
 }
