@@ -152,7 +152,8 @@ func (w *Worker) keep(ctx context.Context, d domain.Delivery, receivedAt time.Ti
 			return
 		}
 		sent := time.Now()
-		callCtx, cancel := context.WithTimeout(ctx, w.leaseTimeout)
+		// An answer after the current lease ended is of no use: this one is lost anyway.
+		callCtx, cancel := context.WithTimeout(ctx, leaseLength)
 		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), timeout)
 		cancel()
 		switch {
