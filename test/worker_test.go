@@ -193,7 +193,7 @@ func TestWorker_FailingHandler_BackAfterTheBackoff_ThenDeadLettered(t *testing.T
 	worker := httpclient.NewWorker(client, q.ID, func(_ context.Context, d domain.Delivery) error {
 		handled.ran(d.MessageID)
 		return errors.New("the payment service is down")
-	}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Second, MaxBackoff: 2 * time.Second}})
+	}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Second, Max: 2 * time.Second}})
 	startWorker(t, worker)
 	waitFor(t, "the dead letter", 20*time.Second, func() bool { _, _, dead := messageCounts(t, client, q); return dead == 1 })
 	runs := handled.times(id)

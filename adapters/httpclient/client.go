@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,14 +34,22 @@ type Options struct {
 	// Token is the bearer token sent with every request (RETSU_API_TOKENS on the server);
 	// empty sends none.
 	Token string
-	// HTTPClient sends the requests; nil is a client of its own with the standard
-	// transport. Leave its Timeout at zero: a long-polling dequeue waits up to 20 s, and
+	// HTTPClient sends the requests; nil is a client of its own with a transport like the
+	// standard one that keeps up to 64 idle connections to the server (the standard keeps
+	// 2), so that a Worker of up to 64 handlers, or as many concurrent calls, reuses its
+	// connections rather than opening new ones. Give your own client with enough
+	// MaxIdleConnsPerHost for your concurrency. Leave its Timeout at zero: a long-polling dequeue waits up to 20 s, and
 	// every call takes a context to bound it.
 	HTTPClient *http.Client
 	// Retry says how retries are made (see RetryPolicy).
 	Retry RetryPolicy
 	// Logger receives a line for each retry; nil discards them.
 	Logger *slog.Logger
+	// NoEnqueueKeys stops the client from giving an Idempotency-Key of its own to each
+	// enqueue that has none: such an enqueue is then sent once (a retry after a lost answer
+	// could store its messages twice), and the server stores no key for it. By default every
+	// enqueue carries a key, so that the client can retry it safely.
+	NoEnqueueKeys bool
 }
 
 // New returns a client of the API at baseURL, such as http://127.0.0.1:2424.
@@ -52,13 +61,28 @@ func New(baseURL string, o Options) (*Client, error) {
 	}
 	c := &Client{base: base, token: o.Token, http: o.HTTPClient, retry: o.Retry.withDefaults(), log: o.Logger,
 		agent: "retsu-httpclient", keyGen: newIdempotencyKey}
+	if o.NoEnqueueKeys {
+		c.keyGen = func() string { return "" }
+	}
 	if c.http == nil {
-		c.http = &http.Client{}
+		c.http = &http.Client{Transport: newTransport()}
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// maxIdleConnsPerHost is how many idle connections the default transport keeps to the
+// server: more than a worker's handlers, their extensions and its poll usually need at once.
+const maxIdleConnsPerHost = 64
+
+// newTransport returns the standard transport with maxIdleConnsPerHost.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = maxIdleConnsPerHost
+	t.MaxIdleConns = max(t.MaxIdleConns, maxIdleConnsPerHost)
+	return t
 }
 
 // request is one call of the API.
@@ -77,6 +101,9 @@ type request struct {
 type answer struct {
 	status int
 	header http.Header
+	// afterUnknown is true when an earlier attempt's outcome was unknown (its answer was
+	// lost): what this answer says may then include that attempt's effect.
+	afterUnknown bool
 }
 
 // do sends req, retrying as its safety allows, and decodes a successful answer's JSON body
@@ -90,22 +117,35 @@ func (c *Client) do(ctx context.Context, req request, out any) (answer, error) {
 			return answer{}, fmt.Errorf("httpclient: encode the body of %s %s: %w", req.method, req.path, err)
 		}
 	}
+	unknown := false
 	for attempt := 1; ; attempt++ {
 		a, err := c.send(ctx, req, body, out)
 		if err == nil {
+			a.afterUnknown = unknown
 			return a, nil
 		}
 		pause, again := c.retry.pauseBeforeRetry(ctx, req.safety, attempt, err)
 		if !again {
-			return answer{}, err
+			return answer{}, outcomeOf(err, unknown)
 		}
+		unknown = unknown || errors.Is(err, ErrOutcomeUnknown)
 		c.log.LogAttrs(ctx, slog.LevelInfo, "retrying a Retsu request",
 			slog.String("method", req.method), slog.String("path", req.path),
 			slog.Int("attempt", attempt), slog.Duration("pause", pause), slog.String("err", err.Error()))
 		if !sleep(ctx, pause) {
-			return answer{}, err
+			return answer{}, outcomeOf(err, unknown)
 		}
 	}
+}
+
+// outcomeOf returns the error of the last attempt of a request, marked with
+// ErrOutcomeUnknown when an earlier attempt's answer was lost: that attempt may have done
+// what the request asked, whatever the last one says.
+func outcomeOf(err error, earlierUnknown bool) error {
+	if !earlierUnknown || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	return fmt.Errorf("%w (%w: an earlier attempt's answer was lost)", err, ErrOutcomeUnknown)
 }
 
 // send makes one attempt of req.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -398,3 +399,102 @@ var (
 	portsListAll  = ports.ListQueuesParams{}
 	portsListPage = ports.ListQueuesParams{Name: new("x"), After: "a b", Limit: 5}
 )
+
+func TestClient_Acknowledge_LostAnswer_RetriedWithTheSameReceiptAndFalseReportedUnknown(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries},
+		hangUp, answerJSON(http.StatusOK, map[string]any{"results": []any{map[string]any{"id": receipt.MessageID.String(), "acknowledged": false}}}))
+	removed, err := client.AcknowledgeMessages(ctx, queueID, []domain.Receipt{receipt})
+	requests := s.received()
+	is.Equal(len(requests), 2)                            // retried after the lost answer
+	is.Equal(requests[1].body, requests[0].body)          // with the same receipt handle
+	is.Equal(removed, []bool{false})                      // the retry's answer
+	is.True(errors.Is(err, httpclient.ErrOutcomeUnknown)) // whose false may mean that the lost attempt removed it: neither failure nor success
+}
+
+func TestClient_Acknowledge_NoAnswerAtAll_OutcomeUnknown(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries}, hangUp)
+	removed, err := client.AcknowledgeMessages(ctx, queueID, []domain.Receipt{receipt})
+	is.Equal(len(s.received()), 3)                        // every attempt sent
+	is.Equal(removed, nil)                                // no result known
+	is.True(errors.Is(err, httpclient.ErrOutcomeUnknown)) // reported as unknown
+	var transportErr *httpclient.TransportError
+	is.True(errors.As(err, &transportErr)) // and still a transport error
+}
+
+func TestClient_Idempotent_RetriedAfterAProxys502And504(t *testing.T) {
+	t.Parallel()
+	queue := map[string]any{"id": queueID.String(), "name": "q", "visibility_timeout_seconds": 30, "max_delivery_attempts": 5, "default_message_ttl_seconds": 60}
+	for _, status := range []int{http.StatusBadGateway, http.StatusGatewayTimeout} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			page := func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, "<h1>proxy</h1>")
+			}
+			client, s := serve(t, httpclient.Options{Retry: fastRetries}, page, answerJSON(http.StatusOK, queue))
+			q, err := client.Queue(ctx, queueID)
+			is.NoErr(err)
+			is.Equal(q.Name, "q")          // the retry answered
+			is.Equal(len(s.received()), 2) // after the proxy's error
+			client, s = serve(t, httpclient.Options{Retry: fastRetries}, page, answerJSON(http.StatusCreated, map[string]any{"id": queueID.String()}))
+			_, err = client.Enqueue(ctx, queueID, oneNew[0])
+			is.NoErr(err)
+			is.Equal(len(s.received()), 2) // a keyed enqueue too
+			client, s = serve(t, httpclient.Options{Retry: fastRetries}, page)
+			_, err = client.DequeueMessages(ctx, app.DequeueParams{QueueID: queueID, Max: 1})
+			is.True(err != nil)
+			is.Equal(len(s.received()), 1) // but never a dequeue
+		})
+	}
+}
+
+func TestClient_NoEnqueueKeys_EnqueueWithoutAKeySentOnce(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	client, s := serve(t, httpclient.Options{Retry: fastRetries, NoEnqueueKeys: true}, hangUp)
+	_, err := client.Enqueue(ctx, queueID, oneNew[0])
+	is.True(err != nil)
+	is.Equal(len(s.received()), 1)                              // not retried: without a key a retry could store the message twice
+	is.Equal(s.received()[0].header.Get("Idempotency-Key"), "") // and no key made up
+	_, err = client.EnqueueMessages(ctx, app.EnqueueParams{QueueID: queueID, Messages: oneNew, IdempotencyKey: "mine"})
+	is.True(err != nil)
+	is.Equal(len(s.received()), 1+fastRetries.MaxAttempts) // the caller's key still makes it safe to retry
+}
+
+func TestClient_DefaultTransport_KeepsConnectionsForConcurrentCalls(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var opened atomic.Int64
+	queue := map[string]any{"id": queueID.String(), "name": "q", "visibility_timeout_seconds": 30, "max_delivery_attempts": 5, "default_message_ttl_seconds": 60}
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond) // long enough for the 32 calls to overlap
+		answerJSON(http.StatusOK, queue)(w)
+	}))
+	server.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	server.Start()
+	t.Cleanup(server.Close)
+	client, err := httpclient.New(server.URL, httpclient.Options{})
+	is.NoErr(err)
+	for range 3 {
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				if _, err := client.Queue(ctx, queueID); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	is.True(opened.Load() <= 40) // a worker of concurrency 32 reuses its connections rather than opening new ones each round
+}

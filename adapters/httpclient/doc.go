@@ -14,8 +14,8 @@
 // The client retries, with exponential backoff and jitter, only what is safe to send twice
 // (see RetryPolicy): reads, updates, acknowledgements, extensions, deletions of one dead
 // letter, and enqueues, because every enqueue carries an Idempotency-Key (a random one when
-// the caller gives none), so that the retry of a request whose answer was lost stores
-// nothing twice. It never retries a dequeue, which could take a second batch and leave the
+// the caller gives none, unless Options.NoEnqueueKeys), so that the retry of a request whose
+// answer was lost stores nothing twice. It never retries a dequeue, which could take a second batch and leave the
 // first one leased, nor a release.
 //
 // Worker runs handlers over the deliveries of a queue: batch long polls sized to its free

@@ -154,3 +154,19 @@ func asFirstEntryError(err error) error {
 	}
 	return err
 }
+
+// ErrOutcomeUnknown marks the failure of a request that may or may not have taken effect:
+// it reached the server (or a proxy in front of it) but no answer said what it did.
+var ErrOutcomeUnknown = errors.New("httpclient: the outcome of the request is unknown")
+
+// Is makes errors.Is(err, ErrOutcomeUnknown) true for a proxy's 502 Bad Gateway or 504
+// Gateway Timeout, which do not say whether the request reached Retsu.
+func (e *Error) Is(target error) bool {
+	return target == ErrOutcomeUnknown && (e.Status == http.StatusBadGateway || e.Status == http.StatusGatewayTimeout)
+}
+
+// Is makes errors.Is(err, ErrOutcomeUnknown) true for a request that may have reached the
+// server: every one but those whose connection could not be made.
+func (e *TransportError) Is(target error) bool {
+	return target == ErrOutcomeUnknown && !neverSent(e.Err)
+}

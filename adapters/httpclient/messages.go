@@ -27,7 +27,8 @@ var errSingleRouteSize = &domain.Error{Code: domain.CodeInvalidBatchSize,
 // to POST /v1/queues/{id}/messages.
 //
 // Every request carries an Idempotency-Key: p.IdempotencyKey, or a random key when it is
-// empty. The client can therefore retry it after a lost answer or a 503 without storing its
+// empty (unless Options.NoEnqueueKeys, which sends it without a key, and once). The client
+// can therefore retry it after a lost answer, a 502, a 503 or a 504 without storing its
 // messages twice: the server answers the retry with the first attempt's IDs. A random key is
 // the client's own, so its replay does not set Replayed, which reports the replay of the
 // caller's key only. Returns invalid_idempotency_key, invalid_batch_size, invalid_priority,
@@ -67,7 +68,7 @@ func (c *Client) enqueueOne(ctx context.Context, queueID domain.ID, messages []d
 		ID wireID `json:"id"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages"), body: toNewMessageJSON(messages[0]),
-		header: http.Header{"Idempotency-Key": {key}}, safety: keyedEnqueue}
+		header: keyHeader(key), safety: enqueueSafety(key)}
 	a, err := c.do(ctx, req, &created)
 	if err != nil {
 		return nil, answer{}, asFirstEntryError(err)
@@ -88,7 +89,7 @@ func (c *Client) enqueueBatch(ctx context.Context, queueID domain.ID, messages [
 		IDs []wireID `json:"ids"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages/batch"), body: body,
-		header: http.Header{"Idempotency-Key": {key}}, safety: keyedEnqueue}
+		header: keyHeader(key), safety: enqueueSafety(key)}
 	a, err := c.do(ctx, req, &created)
 	if err != nil {
 		return nil, answer{}, asEntryError(err)
@@ -97,6 +98,23 @@ func (c *Client) enqueueBatch(ctx context.Context, queueID domain.ID, messages [
 		return nil, answer{}, fmt.Errorf("httpclient: the batch enqueue answered %d IDs for %d messages", len(created.IDs), len(messages))
 	}
 	return toDomainIDs(created.IDs), a, nil
+}
+
+// keyHeader returns the header of an enqueue with key; none for the empty key.
+func keyHeader(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Idempotency-Key": {key}}
+}
+
+// enqueueSafety returns how an enqueue with key may be retried: only a keyed one after it
+// may have reached the server.
+func enqueueSafety(key string) retrySafety {
+	if key == "" {
+		return sendOnce
+	}
+	return keyedEnqueue
 }
 
 // Enqueue stores one message and returns its ID: EnqueueMessages of one message without
@@ -158,9 +176,13 @@ func (c *Client) Dequeue(ctx context.Context, queueID domain.ID) (d domain.Deliv
 
 // AcknowledgeMessages completes deliveries in order (POST
 // /v1/queues/{id}/messages/acknowledge/batch); removed[i] reports whether this call removed
-// the message of receipts[i]. It is retried after a lost answer, which is safe: a receipt
-// that the lost attempt used removes nothing the second time, so the retry's answer shows
-// false for it. Returns invalid_batch_size or queue_not_found.
+// the message of receipts[i]. It is retried after a lost answer with the same receipts,
+// which is safe: a receipt that the lost attempt used removes nothing the second time, so
+// the retry's answer shows false for it. Such an answer is returned with an error that
+// matches ErrOutcomeUnknown: removed[i] true is certain, false may be a message that the lost
+// attempt removed. When no attempt got an answer the error matches ErrOutcomeUnknown too
+// (and removed is nil): the messages may or may not be removed. Returns invalid_batch_size
+// or queue_not_found.
 func (c *Client) AcknowledgeMessages(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
 	var body struct {
 		Messages []receiptJSON `json:"messages"`
@@ -175,15 +197,21 @@ func (c *Client) AcknowledgeMessages(ctx context.Context, queueID domain.ID, rec
 		} `json:"results"`
 	}
 	req := request{method: http.MethodPost, path: queuePath(queueID, "/messages/acknowledge/batch"), body: body, safety: idempotent}
-	if _, err := c.do(ctx, req, &answer); err != nil {
+	a, err := c.do(ctx, req, &answer)
+	if err != nil {
 		return nil, err
 	}
 	if len(answer.Results) != len(receipts) {
 		return nil, fmt.Errorf("httpclient: the batch acknowledgement answered %d results for %d receipts", len(answer.Results), len(receipts))
 	}
 	removed := make([]bool, len(receipts))
+	uncertain := false
 	for i, r := range answer.Results {
 		removed[i] = r.Acknowledged
+		uncertain = uncertain || !r.Acknowledged && a.afterUnknown
+	}
+	if uncertain {
+		return removed, errAckUncertain
 	}
 	return removed, nil
 }
@@ -227,6 +255,10 @@ func (c *Client) Release(ctx context.Context, queueID domain.ID, receipt domain.
 	_, err := c.do(ctx, req, nil)
 	return err
 }
+
+// errAckUncertain is returned with the results of a batch acknowledgement answered after a
+// lost answer: its false results are unknown.
+var errAckUncertain = fmt.Errorf("httpclient: acknowledge: %w: an earlier attempt's answer was lost, so a false result may be a message that it removed", ErrOutcomeUnknown)
 
 // messagePath returns the path of an operation on one message of a queue.
 func messagePath(queueID, messageID domain.ID, operation string) string {

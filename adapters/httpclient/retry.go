@@ -13,10 +13,11 @@ import (
 
 // RetryPolicy says how often and how patiently the client repeats a request that is safe to
 // repeat: a read, an update, an acknowledgement, an extension, the deletion of one dead
-// letter, or an enqueue (which always carries an Idempotency-Key). It repeats such a request
-// when no answer came (a *TransportError other than the context's end) and on 503
-// service_unavailable; an enqueue also on 409 idempotency_key_in_use, whose retry gets the
-// first request's answer. A request that never reached the server, because the connection
+// letter, or an enqueue that carries an Idempotency-Key (every one, unless
+// Options.NoEnqueueKeys). It repeats such a request when no answer came (a *TransportError
+// other than the context's end), on 503 service_unavailable, and on a proxy's 502 Bad
+// Gateway and 504 Gateway Timeout; a keyed enqueue also on 409 idempotency_key_in_use, whose
+// retry gets the first request's answer. A request that never reached the server, because the connection
 // could not be made, is repeated whatever its route. Dequeues, releases and the other
 // requests are sent once otherwise. A zero field takes its default.
 type RetryPolicy struct {
@@ -61,7 +62,7 @@ type retrySafety int
 const (
 	// sendOnce repeats only a request that never reached the server.
 	sendOnce retrySafety = iota
-	// idempotent repeats after a lost answer and a 503 too.
+	// idempotent repeats after a lost answer, a 502, a 503 and a 504 too.
 	idempotent
 	// keyedEnqueue repeats as idempotent does, and after 409 idempotency_key_in_use.
 	keyedEnqueue
@@ -94,8 +95,11 @@ func retryable(safety retrySafety, err error) bool {
 	if !errors.As(err, &apiErr) || safety == sendOnce {
 		return false
 	}
-	return apiErr.Status == http.StatusServiceUnavailable ||
-		safety == keyedEnqueue && apiErr.Code == domain.CodeIdempotencyKeyInUse
+	switch apiErr.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return safety == keyedEnqueue && apiErr.Code == domain.CodeIdempotencyKeyInUse
 }
 
 // neverSent reports whether the request failed before reaching the server: the connection
@@ -115,6 +119,46 @@ func backoff(first, limit time.Duration, attempt int) time.Duration {
 	d = min(d, limit)
 	half := d / 2
 	return half + rand.N(d-half+1)
+}
+
+// Backoff is an exponential backoff with jitter: the pause after the n-th failure is Initial
+// doubled n-1 times, at most Max, drawn at random between half of it and all of it, so that
+// callers that failed together do not come back together. A zero field takes the default of
+// the option that holds the Backoff.
+type Backoff struct {
+	Initial, Max time.Duration
+}
+
+// withDefaults returns b with initial and limit for its zero fields, and Max at least Initial.
+func (b Backoff) withDefaults(initial, limit time.Duration) Backoff {
+	if b.Initial <= 0 {
+		b.Initial = initial
+	}
+	if b.Max <= 0 {
+		b.Max = limit
+	}
+	b.Max = max(b.Max, b.Initial)
+	return b
+}
+
+// Delay returns the pause after the attempt-th failure (1 for the first).
+func (b Backoff) Delay(attempt int) time.Duration {
+	return backoff(b.Initial, max(b.Max, b.Initial), attempt)
+}
+
+// DelaySeconds returns the pause after the attempt-th failure in whole seconds, for the API's
+// delays: drawn among the whole seconds between half of the pause and all of it, and at least
+// 1 s. An Initial below 2 s therefore has no jitter on the first failure.
+func (b Backoff) DelaySeconds(attempt int) time.Duration {
+	limit := max(b.Max, b.Initial)
+	d := b.Initial
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	most := max(int64(d/time.Second), 1)
+	least := min(max((int64(d/time.Second)+1)/2, 1), most)
+	return time.Duration(least+rand.N(most-least+1)) * time.Second
 }
 
 // sleep waits d, or until ctx ends; it reports whether the whole pause passed.

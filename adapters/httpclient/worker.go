@@ -19,7 +19,8 @@ import (
 //
 // ctx ends when the worker loses the message's lease (context.Cause(ctx) is then
 // domain.ErrLeaseLost: the message will be delivered again, and whatever the handler does
-// after that is not acknowledged), or when the worker stops and the handler outlived
+// after that is not acknowledged), when the queue was deleted (the cause is then an error
+// with domain.ErrQueueNotFound, and Run returns it), or when the worker stops and the handler outlived
 // WorkerOptions.StopTimeout (the cause is ErrWorkerStopped). A handler must return soon
 // after its context ends.
 type Handler func(ctx context.Context, d domain.Delivery) error
@@ -38,6 +39,11 @@ type Handler func(ctx context.Context, d domain.Delivery) error
 // ends in the queue's dead letters after its attempts, where it can be listed and redriven.
 var ErrGiveUp = errors.New("give up on this message")
 
+// ErrMaxLease is the cause of a handler's context that ended because the handler ran for
+// longer than WorkerOptions.MaxLease: the worker stopped extending the lease, and the message
+// will be delivered again.
+var ErrMaxLease = errors.New("the handler ran past the worker's MaxLease")
+
 // ErrWorkerStopped is the cause of a handler's context that the worker cancelled because it
 // stopped (see WorkerOptions.StopTimeout).
 var ErrWorkerStopped = errors.New("the worker stopped")
@@ -52,20 +58,31 @@ type WorkerOptions struct {
 	Wait time.Duration
 	// LeaseTimeout is the visibility timeout that each extension of a running message's
 	// lease asks for, in whole seconds; the default is the queue's visibility timeout, read
-	// when Run starts. The worker extends every lease at a third of it, so that two
-	// extensions in a row may fail before the lease ends.
+	// when Run starts. The worker extends a lease at each third of it, so that two
+	// extensions in a row may fail before the lease ends. The first extension comes a third
+	// of the shorter of LeaseTimeout and the queue's visibility timeout after the poll
+	// answered, so that a LeaseTimeout longer than the queue's does not let the dequeue's
+	// own lease lapse.
 	LeaseTimeout time.Duration
+	// MaxLease bounds how long a message is kept leased for one handler, counted from the
+	// poll's answer; the default is 12 h (as SQS bounds a message's visibility). The last
+	// extension asks only for what is left of it; when that lease ends, the handler's
+	// context ends with ErrMaxLease as its cause, its outcome is dropped, and the message
+	// is delivered again.
+	MaxLease time.Duration
 	// AckBatchSize and AckDelay batch the acknowledgements: a batch is sent once it holds
 	// AckBatchSize receipts or its first receipt waited AckDelay. The defaults are 100
 	// receipts and 50 ms.
 	AckBatchSize int
 	AckDelay     time.Duration
-	// RetryBackoff is the delay of the release of a failed message: MinBackoff after its
-	// first delivery, doubled with each attempt up to MaxBackoff, drawn at random between
-	// half of it and all of it, in whole seconds. A message that used the queue's attempts
-	// is released without delay, so that the next dequeue moves it to the dead letters.
-	// MaxAttempts is not used. The defaults are 1 s and 5 min.
-	RetryBackoff RetryPolicy
+	// RetryBackoff is the delay of the release of a message after every failure of its
+	// handler, the first included: RetryBackoff.DelaySeconds of its delivery attempts, so
+	// Initial after its first delivery, doubled with each attempt up to Max, drawn at random
+	// between half of it and all of it, in whole seconds (the API's unit). A message that
+	// used the queue's attempts is released without delay, so that the next dequeue moves it
+	// to the dead letters. The defaults are 2 s and 5 min, so that the first release is
+	// already 1 or 2 s at random.
+	RetryBackoff Backoff
 	// StopTimeout is how long the handlers that run when Run's context ends may go on
 	// before their contexts are cancelled; the default is 30 s.
 	StopTimeout time.Duration
@@ -85,11 +102,15 @@ const (
 	defaultConcurrency  = 10
 	defaultAckBatchSize = 100
 	defaultAckDelay     = 50 * time.Millisecond
-	defaultRetryMin     = time.Second
+	defaultRetryMin     = 2 * time.Second
 	defaultRetryMax     = 5 * time.Minute
 	defaultStopTimeout  = 30 * time.Second
+	defaultMaxLease     = 12 * time.Hour
 	// callTimeout bounds each call the worker makes besides its polls.
 	callTimeout = 10 * time.Second
+	// ackAttempts is how often the worker sends a batch acknowledgement whose outcome stays
+	// unknown (each send retried by the client itself as its RetryPolicy says).
+	ackAttempts = 3
 	// pollStopGrace is how long a poll in flight may go on once the worker stops.
 	pollStopGrace = 500 * time.Millisecond
 	// pollBackoffMin and pollBackoffMax space the polls after a failed one.
@@ -111,13 +132,10 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.AckDelay <= 0 {
 		o.AckDelay = defaultAckDelay
 	}
-	if o.RetryBackoff.MinBackoff <= 0 {
-		o.RetryBackoff.MinBackoff = defaultRetryMin
+	o.RetryBackoff = o.RetryBackoff.withDefaults(defaultRetryMin, defaultRetryMax)
+	if o.MaxLease <= 0 {
+		o.MaxLease = defaultMaxLease
 	}
-	if o.RetryBackoff.MaxBackoff <= 0 {
-		o.RetryBackoff.MaxBackoff = defaultRetryMax
-	}
-	o.RetryBackoff.MaxBackoff = max(o.RetryBackoff.MinBackoff, o.RetryBackoff.MaxBackoff)
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = defaultStopTimeout
 	}
@@ -139,10 +157,11 @@ type Worker struct {
 	o       WorkerOptions
 
 	// Set by Run from the queue's settings.
-	leaseTimeout, extendEvery time.Duration
-	maxAttempts               int
+	leaseTimeout, firstLease time.Duration
+	maxAttempts              int
 
-	// slots holds a token per running handler (and per message a poll may bring).
+	// slots holds a token per message a poll may bring, and per message from the start of
+	// its handler until its outcome was handed on.
 	slots chan struct{}
 	// handlers ends the handlers' contexts once the stop timeout passed.
 	handlers      context.Context
@@ -164,7 +183,9 @@ func NewWorker(retsu app.Retsu, queueID domain.ID, handle Handler, o WorkerOptio
 // acknowledgements it holds. It returns nil after such a stop. It returns an error, after
 // the same stop, when the queue cannot be read at the start or a poll fails for a reason
 // that waiting will not cure (the queue was deleted, the token is refused, …); transient
-// failures are retried with backoff. A Worker runs once.
+// failures are retried with backoff. When the queue was deleted, the running handlers'
+// contexts end at once, with the poll's or the extension's queue_not_found as their cause,
+// rather than after StopTimeout. A Worker runs once.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := w.start(ctx); err != nil {
 		return err
@@ -187,7 +208,7 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := domain.ValidateLeaseExtension(w.leaseTimeout); err != nil {
 		return fmt.Errorf("worker of queue %s: LeaseTimeout: %w", w.queueID, err)
 	}
-	w.extendEvery, w.maxAttempts = w.leaseTimeout/3, q.MaxDeliveryAttempts
+	w.firstLease, w.maxAttempts = min(w.leaseTimeout, q.VisibilityTimeout), q.MaxDeliveryAttempts
 	w.slots = make(chan struct{}, w.o.Concurrency)
 	w.handlers, w.stopHandlers = context.WithCancelCause(context.WithoutCancel(ctx))
 	w.acks = newAcker(w)
@@ -238,6 +259,10 @@ func (w *Worker) poll(ctx context.Context) error {
 			return nil
 		case err != nil && !transient(err):
 			w.emit(WorkerEvent{Kind: EventPollFailed, Err: err})
+			if errors.Is(err, domain.ErrQueueNotFound) {
+				// The queue's leases went with it: its handlers need not finish.
+				w.stopHandlers(err)
+			}
 			return fmt.Errorf("worker of queue %s: %w", w.queueID, err)
 		case err != nil:
 			failures++
@@ -246,10 +271,11 @@ func (w *Worker) poll(ctx context.Context) error {
 			continue
 		}
 		failures = 0
+		received := time.Now()
 		w.emit(WorkerEvent{Kind: EventPolled, Count: len(deliveries)})
 		for _, d := range deliveries {
 			w.running.Add(1)
-			go w.process(d)
+			go w.process(d, received)
 		}
 	}
 }
@@ -294,7 +320,7 @@ func (w *Worker) releaseSlots(n int) {
 // stop, which no handler started.
 func (w *Worker) giveBack(deliveries []domain.Delivery) {
 	for _, d := range deliveries {
-		w.releaseSlots(1)
 		w.release(d, 0, EventGivenBack, nil)
+		w.releaseSlots(1)
 	}
 }

@@ -2,6 +2,8 @@ package httpclient
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/retsu/retsu/domain"
@@ -65,9 +67,10 @@ func (a *acker) run() {
 	}
 }
 
-// flush acknowledges batch in one call and reports the outcome. A batch that fails is not
-// sent again by the worker (the client already retried it): its messages come back when
-// their leases end.
+// flush acknowledges batch and reports the outcome. A batch that fails is not sent again
+// (the client already retried it): its messages come back when their leases end. One whose
+// outcome is unknown is sent again, with the same receipts, while the leases are still
+// kept; if it stays unknown, it is reported as such, neither acknowledged nor lost.
 func (a *acker) flush(batch []pendingAck) {
 	if len(batch) == 0 {
 		return
@@ -76,24 +79,50 @@ func (a *acker) flush(batch []pendingAck) {
 	for i, p := range batch {
 		receipts[i] = p.d.Receipt()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	removed, err := a.w.retsu.AcknowledgeMessages(ctx, a.w.queueID, receipts)
-	cancel()
+	removed, err := a.acknowledge(receipts)
 	for _, p := range batch {
 		p.settled()
 	}
-	if err != nil {
+	switch {
+	case removed == nil && errors.Is(err, ErrOutcomeUnknown):
+		a.w.emit(WorkerEvent{Kind: EventAckUnknown, Count: len(batch), Err: err})
+		return
+	case removed == nil:
 		a.w.emit(WorkerEvent{Kind: EventAckFailed, Count: len(batch), Err: err})
 		return
 	}
 	acknowledged := 0
 	for i, ok := range removed {
-		if ok {
-			acknowledged++
-			continue
-		}
 		d := batch[i].d
-		a.w.emit(WorkerEvent{Kind: EventAckLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts})
+		switch {
+		case ok:
+			acknowledged++
+		case err != nil:
+			a.w.emit(WorkerEvent{Kind: EventAckUnknown, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Count: 1, Err: err})
+		default:
+			a.w.emit(WorkerEvent{Kind: EventAckLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts})
+		}
 	}
 	a.w.emit(WorkerEvent{Kind: EventAcknowledged, Count: acknowledged})
+}
+
+// acknowledge sends receipts up to ackAttempts times, each within callTimeout, while the
+// outcome is unknown. The results it returns come with an error matching ErrOutcomeUnknown
+// when an earlier attempt's outcome was unknown and some result is false: that attempt may
+// have removed the message.
+func (a *acker) acknowledge(receipts []domain.Receipt) ([]bool, error) {
+	earlierUnknown := false
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		removed, err := a.w.retsu.AcknowledgeMessages(ctx, a.w.queueID, receipts)
+		cancel()
+		if err == nil && earlierUnknown && slices.Contains(removed, false) {
+			return removed, errAckUncertain
+		}
+		if removed != nil || !errors.Is(err, ErrOutcomeUnknown) || attempt >= ackAttempts {
+			return removed, outcomeOf(err, earlierUnknown)
+		}
+		earlierUnknown = true
+		sleep(context.Background(), backoff(pollBackoffMin, pollBackoffMax, attempt))
+	}
 }

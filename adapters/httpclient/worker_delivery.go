@@ -12,19 +12,23 @@ import (
 // This file is the life of one delivery in a Worker: its handler, its lease, and its end
 // (acknowledgement, release or give-up).
 
-// process runs the handler of d under a kept lease and settles the outcome.
-func (w *Worker) process(d domain.Delivery) {
+// process runs the handler of d, which a poll answered at receivedAt, under a kept lease and
+// settles the outcome.
+func (w *Worker) process(d domain.Delivery, receivedAt time.Time) {
 	defer w.running.Done()
-	l := w.keepLease(d)
+	// The slot is free once the outcome is handed on (queued for acknowledgement, or
+	// released), so that a poll never asks for a message that no handler could start.
+	defer w.releaseSlots(1)
+	l := w.keepLease(d, receivedAt)
 	started := time.Now()
 	err := w.runHandler(l.ctx, d)
 	took := time.Since(started)
 	cause := context.Cause(l.ctx)
 	l.endHandler(nil)
-	w.releaseSlots(1)
 	switch {
-	case errors.Is(cause, domain.ErrLeaseLost):
-		// The message will be delivered again; nothing this delivery does counts.
+	case errors.Is(cause, domain.ErrLeaseLost), errors.Is(cause, ErrMaxLease), errors.Is(cause, domain.ErrQueueNotFound):
+		// The message will be delivered again, or its queue is gone; nothing this delivery
+		// does counts.
 		l.stop()
 	case err == nil:
 		w.emit(WorkerEvent{Kind: EventHandled, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Duration: took})
@@ -67,16 +71,14 @@ func (w *Worker) giveUp(d domain.Delivery, handlerErr error, l *lease) {
 	w.acks.add(d, l.stop)
 }
 
-// retryDelay returns the delay of the release of d after a failure: the backoff of its
-// attempts, in whole seconds, or none once it used the queue's attempts, since the next
+// retryDelay returns the delay of the release of d after a failure: the jittered backoff of
+// its attempts, in whole seconds, or none once it used the queue's attempts, since the next
 // dequeue then moves it to the dead letters.
 func (w *Worker) retryDelay(d domain.Delivery) time.Duration {
 	if d.DeliveryAttempts >= w.maxAttempts {
 		return 0
 	}
-	delay := backoff(w.o.RetryBackoff.MinBackoff, w.o.RetryBackoff.MaxBackoff, d.DeliveryAttempts)
-	delay = (delay + time.Second - 1).Truncate(time.Second)
-	return min(delay, domain.MaxReleaseDelay)
+	return min(w.o.RetryBackoff.DelaySeconds(d.DeliveryAttempts), domain.MaxReleaseDelay)
 }
 
 // release ends the lease of d with delay and reports it as kind, with the handler's error
@@ -97,15 +99,16 @@ func (w *Worker) release(d domain.Delivery, delay time.Duration, kind WorkerEven
 // lease is the kept lease of one delivery, and the context of its handler.
 type lease struct {
 	// ctx is the handler's; it ends with domain.ErrLeaseLost as its cause when an
-	// extension finds the lease lost.
+	// extension finds the lease lost, with domain.ErrQueueNotFound when it finds the queue
+	// deleted, and with ErrMaxLease once MaxLease is reached.
 	ctx        context.Context
 	endHandler context.CancelCauseFunc
 	stopKeeper context.CancelFunc
 	kept       chan struct{}
 }
 
-// keepLease starts extending the lease of d every third of the lease timeout, until stop.
-func (w *Worker) keepLease(d domain.Delivery) *lease {
+// keepLease starts extending the lease of d, which a poll answered at receivedAt, until stop.
+func (w *Worker) keepLease(d domain.Delivery, receivedAt time.Time) *lease {
 	l := &lease{kept: make(chan struct{})}
 	l.ctx, l.endHandler = context.WithCancelCause(w.handlers)
 	keeperCtx, stopKeeper := context.WithCancel(context.Background())
@@ -114,7 +117,7 @@ func (w *Worker) keepLease(d domain.Delivery) *lease {
 	go func() {
 		defer w.kept.Done()
 		defer close(l.kept)
-		w.keep(keeperCtx, d, l.endHandler)
+		w.keep(keeperCtx, d, receivedAt, l.endHandler)
 	}()
 	return l
 }
@@ -125,31 +128,51 @@ func (l *lease) stop() {
 	<-l.kept
 }
 
-// keep extends the lease of d until ctx ends or the lease is lost, which it reports to lost.
-// A failed extension is tried again at the next tick: the lease outlives two of them.
-func (w *Worker) keep(ctx context.Context, d domain.Delivery, lost context.CancelCauseFunc) {
-	ticker := time.NewTicker(w.extendEvery)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// keep extends the lease of d until ctx ends, the lease is lost or MaxLease is reached, which
+// it reports to end. The first lease is the dequeue's, counted from receivedAt (the poll's
+// answer, not the handler's start) and taken as long as the shorter of the queue's visibility
+// timeout and LeaseTimeout; each extension starts a lease of LeaseTimeout from when it was
+// sent. An extension is sent at each third of the current lease, so that two in a row may
+// fail before it ends. The last one asks only for what is left of MaxLease; once that lease
+// ends, the handler's context ends with ErrMaxLease.
+func (w *Worker) keep(ctx context.Context, d domain.Delivery, receivedAt time.Time, end context.CancelCauseFunc) {
+	leaseStart, leaseLength := receivedAt, w.firstLease
+	limit := receivedAt.Add(w.o.MaxLease)
+	for third := 1; ; third++ {
+		at := leaseStart.Add(time.Duration(third) * leaseLength / 3)
+		timeout := min(w.leaseTimeout, limit.Sub(at).Truncate(time.Second))
+		if timeout < domain.MinLeaseExtension {
+			if sleepUntil(ctx, leaseStart.Add(leaseLength)) {
+				end(ErrMaxLease)
+				w.emit(WorkerEvent{Kind: EventLeaseLimit, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: ErrMaxLease})
+			}
 			return
-		case <-ticker.C:
 		}
-		callCtx, cancel := context.WithTimeout(ctx, w.leaseTimeout)
-		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), w.leaseTimeout)
+		if !sleepUntil(ctx, at) {
+			return
+		}
+		sent := time.Now()
+		// An answer after the current lease ended is of no use: this one is lost anyway.
+		callCtx, cancel := context.WithTimeout(ctx, leaseLength)
+		err := w.retsu.Extend(callCtx, w.queueID, d.Receipt(), timeout)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return
-		case errors.Is(err, domain.ErrLeaseLost):
-			lost(domain.ErrLeaseLost)
+		case errors.Is(err, domain.ErrLeaseLost), errors.Is(err, domain.ErrQueueNotFound):
+			end(err)
 			w.emit(WorkerEvent{Kind: EventLeaseLost, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
 			return
 		case err != nil:
 			w.emit(WorkerEvent{Kind: EventExtendFailed, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts, Err: err})
 		default:
 			w.emit(WorkerEvent{Kind: EventExtended, MessageID: d.MessageID, DeliveryAttempts: d.DeliveryAttempts})
+			leaseStart, leaseLength, third = sent, timeout, 0
 		}
 	}
+}
+
+// sleepUntil waits until t, or until ctx ends; it reports whether t came.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	return sleep(ctx, time.Until(t))
 }

@@ -46,6 +46,10 @@ const (
 	// EventAckFailed: a batch of Count acknowledgements failed with Err; its messages come
 	// back when their leases end.
 	EventAckFailed WorkerEventKind = "ack_failed"
+	// EventAckUnknown: the outcome of an acknowledgement stayed unknown (its answer was
+	// lost, also when sent again with the same receipts) for MessageID, or for a batch of
+	// Count: the message is removed, or will be delivered again when its lease ends.
+	EventAckUnknown WorkerEventKind = "ack_unknown"
 	// EventExtended: the lease of a running message was extended.
 	EventExtended WorkerEventKind = "extended"
 	// EventExtendFailed: an extension failed with Err; the next one may still succeed.
@@ -53,6 +57,9 @@ const (
 	// EventLeaseLost: the message's lease was lost (it ended, or the message was purged or
 	// its queue deleted); its handler's context was cancelled.
 	EventLeaseLost WorkerEventKind = "lease_lost"
+	// EventLeaseLimit: the handler ran past MaxLease; its context was cancelled with
+	// ErrMaxLease, and the message will be delivered again.
+	EventLeaseLimit WorkerEventKind = "lease_limit"
 	// EventReleased: the handler failed with Err, and the message was released to come
 	// back after Delay.
 	EventReleased WorkerEventKind = "released"
@@ -74,8 +81,10 @@ var levels = map[WorkerEventKind]slog.Level{
 	EventPollFailed:    slog.LevelWarn,
 	EventAckLost:       slog.LevelWarn,
 	EventAckFailed:     slog.LevelWarn,
+	EventAckUnknown:    slog.LevelWarn,
 	EventExtendFailed:  slog.LevelWarn,
 	EventLeaseLost:     slog.LevelWarn,
+	EventLeaseLimit:    slog.LevelWarn,
 	EventReleaseFailed: slog.LevelWarn,
 	EventGiveUpFailed:  slog.LevelWarn,
 	EventReleased:      slog.LevelInfo,
@@ -100,7 +109,7 @@ func (w *Worker) emit(e WorkerEvent) {
 	if !e.MessageID.IsZero() {
 		attrs = append(attrs, slog.String("message_id", e.MessageID.String()), slog.Int("delivery_attempts", e.DeliveryAttempts))
 	}
-	if e.Kind == EventPolled || e.Kind == EventAcknowledged || e.Kind == EventAckFailed {
+	if e.Kind == EventPolled || e.Kind == EventAcknowledged || e.Kind == EventAckFailed || e.Kind == EventAckUnknown {
 		attrs = append(attrs, slog.Int("count", e.Count))
 	}
 	if e.Kind == EventReleased {

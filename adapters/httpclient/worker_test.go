@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -281,7 +282,7 @@ func TestWorker_FailingHandler_BackoffThenDeadLetters(t *testing.T) {
 		w.run(func(_ context.Context, d domain.Delivery) error {
 			handled.add(d.MessageID)
 			return errors.New("always fails")
-		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second}})
+		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Second, Max: time.Second}})
 		eventually(w.t, "the dead letter", func() bool { _, _, _, dead := w.counts(); return dead == 1 })
 		at := handled.times(id)
 		w.is.Equal(len(at), 3) // one run per attempt
@@ -362,7 +363,7 @@ func TestWorker_PanickingHandler_MessageReleased(t *testing.T) {
 				panic("boom")
 			}
 			return nil
-		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.RetryPolicy{MinBackoff: time.Second, MaxBackoff: time.Second}})
+		}, httpclient.WorkerOptions{Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Second, Max: time.Second}})
 		eventually(w.t, "the acknowledgement of the second run", func() bool { return w.events.acknowledged() == 1 })
 		w.is.Equal(w.events.count(httpclient.EventReleased), 1) // the panic released the message, long before its visibility timeout
 	})
@@ -422,4 +423,210 @@ func TestWorker_QueueDeleted_RunReturnsQueueNotFound(t *testing.T) {
 		eventually(w.t, "the failed poll", func() bool { return w.events.count(httpclient.EventPollFailed) >= 1 })
 		w.is.True(errors.Is(stop(), domain.ErrQueueNotFound)) // a deleted queue ends the worker with the reason
 	})
+}
+
+func TestWorker_LeaseTimeoutLongerThanTheQueues_FirstExtensionWithinTheFirstLease(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(2 * time.Second)}, func(w *workerTest) {
+		id := w.enqueue(1)[0]
+		handled := newRuns()
+		w.run(func(ctx context.Context, d domain.Delivery) error {
+			handled.add(d.MessageID)
+			select {
+			case <-time.After(3500 * time.Millisecond):
+				return nil
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}, httpclient.WorkerOptions{Wait: time.Second, LeaseTimeout: 30 * time.Second})
+		eventually(w.t, "the outcome", func() bool {
+			return w.events.acknowledged()+w.events.count(httpclient.EventAckLost)+w.events.count(httpclient.EventLeaseLost) >= 1
+		})
+		w.is.Equal(handled.of(id), 1)                            // the 2 s lease did not lapse while the handler ran
+		w.is.Equal(w.events.count(httpclient.EventLeaseLost), 0) // no extension found it lost
+		w.is.Equal(w.events.acknowledged(), 1)                   // and the acknowledgement removed it
+		w.is.True(w.events.count(httpclient.EventExtended) >= 1) // an extension came within the queue's 2 s, not after a third of 30 s
+	})
+}
+
+func TestWorker_SlotHeldUntilTheReleaseIsAnswered(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(30 * time.Second)}, func(w *workerTest) {
+		w.enqueue(3)
+		slow := &slowRelease{Retsu: w.retsu, pause: 300 * time.Millisecond}
+		w.retsu = slow
+		w.run(func(context.Context, domain.Delivery) error { return errors.New("fails") },
+			httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, RetryBackoff: httpclient.Backoff{Initial: time.Minute}})
+		eventually(w.t, "3 releases", func() bool { return w.events.count(httpclient.EventReleased) >= 3 })
+		w.is.Equal(slow.overlaps.Load(), int64(0)) // no poll while the release of the only handler's message was in flight
+	})
+}
+
+// slowRelease answers releases after a pause, and counts the polls made while a release
+// was in flight.
+type slowRelease struct {
+	app.Retsu
+	pause              time.Duration
+	inFlight, overlaps atomic.Int64
+}
+
+func (s *slowRelease) Release(ctx context.Context, queueID domain.ID, r domain.Receipt, delay time.Duration) error {
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	time.Sleep(s.pause)
+	return s.Retsu.Release(ctx, queueID, r, delay)
+}
+
+func (s *slowRelease) DequeueMessages(ctx context.Context, p app.DequeueParams) ([]domain.Delivery, error) {
+	if s.inFlight.Load() > 0 {
+		s.overlaps.Add(1)
+	}
+	return s.Retsu.DequeueMessages(ctx, p)
+}
+
+func TestWorker_MaxLease_EndsTheHandlersContextAndStopsExtending(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second)}, func(w *workerTest) {
+		w.enqueue(1)
+		causes := make(chan error, 2)
+		w.run(func(ctx context.Context, d domain.Delivery) error {
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}, httpclient.WorkerOptions{Concurrency: 1, Wait: time.Second, MaxLease: 3 * time.Second})
+		began := time.Now()
+		select {
+		case cause := <-causes:
+			w.is.True(errors.Is(cause, httpclient.ErrMaxLease)) // the handler learns why its context ended
+			took := time.Since(began)
+			w.is.True(took >= 2500*time.Millisecond) // not before MaxLease
+			w.is.True(took < 5*time.Second)          // nor long after it
+		case <-time.After(10 * time.Second):
+			w.t.Fatal("a handler that never returns was kept leased past MaxLease")
+		}
+		eventually(w.t, "the lease_limit event", func() bool { return w.events.count(httpclient.EventLeaseLimit) == 1 })
+		w.is.True(w.events.count(httpclient.EventExtended) >= 2) // it was extended until then
+	})
+}
+
+func TestWorker_ReleaseDelay_JitteredFromTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Minute)}, func(w *workerTest) {
+		w.enqueue(20)
+		delays := &releaseDelays{Retsu: w.retsu}
+		w.retsu = delays
+		w.run(func(context.Context, domain.Delivery) error { return errors.New("fails") }, httpclient.WorkerOptions{Concurrency: 20, Wait: time.Second})
+		eventually(w.t, "20 releases", func() bool { return len(delays.all()) >= 20 })
+		seen := map[time.Duration]bool{}
+		for _, d := range delays.all() {
+			w.is.True(d >= time.Second && d <= 2*time.Second) // the default first backoff: between half of 2 s and 2 s
+			w.is.Equal(d, d.Truncate(time.Second))            // in whole seconds, as the API takes them
+			seen[d] = true
+		}
+		w.is.True(len(seen) > 1) // jittered already after the first failure, so that messages that failed together do not come back together
+	})
+}
+
+// releaseDelays records the delays of the releases made through it.
+type releaseDelays struct {
+	app.Retsu
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (r *releaseDelays) Release(ctx context.Context, queueID domain.ID, receipt domain.Receipt, delay time.Duration) error {
+	r.mu.Lock()
+	r.delays = append(r.delays, delay)
+	r.mu.Unlock()
+	return r.Retsu.Release(ctx, queueID, receipt, delay)
+}
+
+func (r *releaseDelays) all() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.delays...)
+}
+
+func TestBackoff_DelaySeconds_DoublesWithJitterInWholeSeconds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	b := httpclient.Backoff{Initial: 4 * time.Second, Max: 10 * time.Second}
+	for attempt, bounds := range map[int][2]time.Duration{1: {2 * time.Second, 4 * time.Second}, 2: {4 * time.Second, 8 * time.Second}, 3: {5 * time.Second, 10 * time.Second}, 9: {5 * time.Second, 10 * time.Second}} {
+		seen := map[time.Duration]bool{}
+		for range 200 {
+			d := b.DelaySeconds(attempt)
+			is.True(d >= bounds[0] && d <= bounds[1]) // between half of Initial doubled attempt-1 times (at most Max) and all of it
+			is.Equal(d, d.Truncate(time.Second))      // in whole seconds
+			seen[d] = true
+		}
+		is.True(len(seen) > 1) // and drawn at random
+	}
+	is.Equal(httpclient.Backoff{Initial: 500 * time.Millisecond}.DelaySeconds(1), time.Second) // never below the API's 1 s
+}
+
+func TestWorker_QueueDeletedWhileHandlersRun_EndsThemAndReturns(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(time.Second)}, func(w *workerTest) {
+		w.enqueue(2)
+		started, causes := make(chan struct{}, 2), make(chan error, 2)
+		worker := httpclient.NewWorker(w.retsu, w.queue.ID, func(ctx context.Context, d domain.Delivery) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}, httpclient.WorkerOptions{Concurrency: 3, Wait: time.Second, OnEvent: w.events.record})
+		done := make(chan error, 1)
+		go func() { done <- worker.Run(context.Background()) }()
+		<-started
+		<-started
+		w.is.NoErr(w.retsu.DeleteQueue(context.Background(), w.queue.ID))
+		for range 2 {
+			select {
+			case cause := <-causes:
+				w.is.True(errors.Is(cause, domain.ErrQueueNotFound)) // the handlers learn that their queue is gone
+			case <-time.After(5 * time.Second):
+				w.t.Fatal("a handler of a deleted queue was left running")
+			}
+		}
+		select {
+		case err := <-done:
+			w.is.True(errors.Is(err, domain.ErrQueueNotFound)) // and Run reports it, without waiting for the stop timeout
+		case <-time.After(5 * time.Second):
+			w.t.Fatal("Run did not return after its queue was deleted")
+		}
+		w.is.True(w.events.count(httpclient.EventExtendFailed) <= 2) // no extension spins on the deleted queue
+	})
+}
+
+func TestWorker_AckOutcomeUnknown_RetriedThenReportedUnknown(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, domain.SettingsUpdate{VisibilityTimeout: new(30 * time.Second)}, func(w *workerTest) {
+		w.enqueue(1)
+		lost := &lostAckAnswer{Retsu: w.retsu}
+		w.retsu = lost
+		w.run(func(context.Context, domain.Delivery) error { return nil }, httpclient.WorkerOptions{Wait: time.Second})
+		eventually(w.t, "the acknowledgement's outcome", func() bool {
+			return w.events.count(httpclient.EventAckUnknown)+w.events.count(httpclient.EventAckFailed)+w.events.count(httpclient.EventAckLost) >= 1
+		})
+		w.is.True(lost.calls.Load() >= 2)                         // the acknowledgement was sent again, with the same receipt
+		w.is.Equal(w.events.count(httpclient.EventAckFailed), 0)  // its outcome is not reported as a failure
+		w.is.Equal(w.events.count(httpclient.EventAckLost), 0)    // nor its retry's false as a lost lease
+		w.is.Equal(w.events.count(httpclient.EventAckUnknown), 1) // but as unknown
+		ready, delayed, inFlight, _ := w.counts()
+		w.is.Equal(ready+delayed+inFlight, int64(0)) // the first attempt did remove it
+	})
+}
+
+// lostAckAnswer acknowledges for real, but loses the first answer.
+type lostAckAnswer struct {
+	app.Retsu
+	calls atomic.Int64
+}
+
+func (l *lostAckAnswer) AcknowledgeMessages(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
+	removed, err := l.Retsu.AcknowledgeMessages(ctx, queueID, receipts)
+	if l.calls.Add(1) == 1 && err == nil {
+		return nil, &httpclient.TransportError{Method: "POST", Path: "/acknowledge/batch", Err: io.ErrUnexpectedEOF}
+	}
+	return removed, err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,10 @@ type cli struct {
 // problem printed) or process.ErrHelp (the help printed).
 func (c *cli) parse(cmd *clientCommand, args []string, lookupEnv process.LookupEnv) ([]string, error) {
 	fs := flag.NewFlagSet("retsu "+c.name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	// The flag package prints the usage for --help and for a bad flag alike: it goes to
+	// stdout when asked for, to stderr with the problem otherwise.
+	var printed bytes.Buffer
+	fs.SetOutput(&printed)
 	url := envOr(lookupEnv, "RETSU_URL", defaultURL)
 	fs.StringVar(&url, "url", url, "`URL` of the Retsu API (RETSU_URL)")
 	fs.BoolVar(&c.json, "json", false, "print JSON, one object per line, instead of a table")
@@ -149,8 +153,10 @@ func (c *cli) parse(cmd *clientCommand, args []string, lookupEnv process.LookupE
 	positional, err := parseInterspersed(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		_, _ = printed.WriteTo(c.stdout)
 		return nil, process.ErrHelp
 	case err != nil:
+		_, _ = printed.WriteTo(c.stderr)
 		return nil, errUsage
 	case len(positional) < cmd.min || cmd.max >= 0 && len(positional) > cmd.max:
 		return nil, c.usageError("wrong number of arguments: %s %s", c.name, cmd.synopsis)

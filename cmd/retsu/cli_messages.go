@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +32,11 @@ func messageCommands() map[string]*clientCommand {
 			run: func(c *cli, args []string) error { return c.send(args, send) },
 		},
 		"receive": {
-			synopsis:    "QUEUE [flags]",
-			description: "Dequeues up to --max messages, waiting up to --wait for them, and prints them with their receipt handles.",
-			flags:       receive.declare, min: 1, max: 1,
+			synopsis: "QUEUE [flags]",
+			description: "Dequeues up to --max messages, waiting up to --wait for them, and prints them with their receipt handles,\n" +
+				"batch after batch. With --ack it acknowledges each batch first and prints only the messages acknowledged;\n" +
+				"exits with status 1 when some were not (their leases had ended), or when a call failed.",
+			flags: receive.declare, min: 1, max: 1,
 			run: func(c *cli, args []string) error { return c.receive(args[0], receive) },
 		},
 		"ack": {
@@ -235,7 +238,7 @@ type receiveOptions struct {
 func (o *receiveOptions) declare(fs *flag.FlagSet) {
 	fs.IntVar(&o.max, "max", 1, "the most messages to receive, in dequeues of up to 100")
 	fs.Var(&o.wait, "wait", "how long each dequeue waits for a message, a `duration` up to 20s (default 0)")
-	fs.BoolVar(&o.ack, "ack", false, "acknowledge the messages once printed")
+	fs.BoolVar(&o.ack, "ack", false, "acknowledge each batch, and print only the messages acknowledged")
 }
 
 // messageJSON is a delivery as --json prints it: the API's message, and with --ack whether
@@ -249,7 +252,10 @@ type messageJSON struct {
 	Acknowledged     *bool     `json:"acknowledged,omitempty"`
 }
 
-// receive dequeues up to o.max messages, until a dequeue brings none.
+// receive dequeues up to o.max messages, until a dequeue brings none, and prints each batch
+// as it comes. With o.ack it acknowledges each batch before printing it, and prints only the
+// messages that the acknowledgement removed: a printed message is one that was consumed, and
+// the others (whose lease had ended, or whose acknowledgement failed) come back to the queue.
 func (c *cli) receive(ref string, o receiveOptions) error {
 	if o.max < 1 {
 		return c.usageError("--max must be at least 1")
@@ -258,25 +264,41 @@ func (c *cli) receive(ref string, o receiveOptions) error {
 	if err != nil {
 		return fmt.Errorf("receive from %s: %w", ref, err)
 	}
-	var received []messageJSON
-	for len(received) < o.max {
-		deliveries, err := c.client.DequeueMessages(c.ctx, app.DequeueParams{QueueID: queueID, Max: min(o.max-len(received), domain.MaxDequeueBatch), Wait: o.wait.d})
+	out := c.newMessagePrinter()
+	taken, left := 0, 0
+	for taken < o.max {
+		deliveries, err := c.client.DequeueMessages(c.ctx, app.DequeueParams{QueueID: queueID, Max: min(o.max-taken, domain.MaxDequeueBatch), Wait: o.wait.d})
 		if err != nil {
-			c.printMessages(received)
-			return fmt.Errorf("receive from %s after %d messages: %w", ref, len(received), err)
+			return fmt.Errorf("receive from %s after %d messages: %w", ref, taken, err)
 		}
 		if len(deliveries) == 0 {
 			break
 		}
+		taken += len(deliveries)
 		batch, err := c.settle(queueID, deliveries, o.ack)
-		received = append(received, batch...)
 		if err != nil {
-			c.printMessages(received)
-			return fmt.Errorf("receive from %s: acknowledge: %w", ref, err)
+			return fmt.Errorf("receive from %s: acknowledge %d messages (not printed; they come back when their leases end): %w", ref, len(deliveries), err)
 		}
+		if o.ack {
+			acknowledged := slices.DeleteFunc(batch, func(m messageJSON) bool { return !*m.Acknowledged })
+			left += len(deliveries) - len(acknowledged)
+			batch = acknowledged
+		}
+		out.print(batch)
 	}
-	c.printMessages(received)
+	if left > 0 {
+		return fmt.Errorf("receive from %s: %d %s not acknowledged, as %s lease had ended, and %s not printed: %s delivered again",
+			ref, left, plural(left, "message was", "messages were"), plural(left, "its", "their"), plural(left, "was", "were"), plural(left, "it will be", "they will be"))
+	}
 	return nil
+}
+
+// plural returns one when n is 1, many otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // settle returns the deliveries as printed, acknowledging them first when ack is set.
@@ -300,29 +322,33 @@ func (c *cli) settle(queueID domain.ID, deliveries []domain.Delivery, ack bool) 
 	return out, nil
 }
 
-// printMessages prints deliveries as JSON lines, or as a table whose payload column shows
-// each payload quoted when it holds control characters.
-func (c *cli) printMessages(messages []messageJSON) {
-	if c.json {
+// messagePrinter prints deliveries batch after batch: JSON lines, or a table whose header
+// comes before the first row and whose rows are flushed with each batch.
+type messagePrinter struct {
+	c     *cli
+	table *table
+}
+
+func (c *cli) newMessagePrinter() *messagePrinter { return &messagePrinter{c: c} }
+
+// print prints messages and flushes them to stdout.
+func (p *messagePrinter) print(messages []messageJSON) {
+	if p.c.json {
 		for _, m := range messages {
-			c.printJSON(m)
+			p.c.printJSON(m)
 		}
 		return
 	}
-	header := []string{"ID", "PRIORITY", "ATTEMPTS", "RECEIPT_HANDLE"}
-	acked := len(messages) > 0 && messages[0].Acknowledged != nil
-	if acked {
-		header = append(header, "ACKNOWLEDGED")
+	if len(messages) == 0 {
+		return
 	}
-	t := c.newTable(append(header, "PAYLOAD")...)
+	if p.table == nil {
+		p.table = p.c.newTable("ID", "PRIORITY", "ATTEMPTS", "RECEIPT_HANDLE", "PAYLOAD")
+	}
 	for _, m := range messages {
-		row := []string{m.ID.String(), m.Priority, strconv.Itoa(m.DeliveryAttempts), m.ReceiptHandle.String()}
-		if acked {
-			row = append(row, strconv.FormatBool(*m.Acknowledged))
-		}
-		t.row(append(row, printable(m.Payload))...)
+		p.table.row(m.ID.String(), m.Priority, strconv.Itoa(m.DeliveryAttempts), m.ReceiptHandle.String(), printable(m.Payload))
 	}
-	t.flush()
+	p.table.flush()
 }
 
 // printable returns s as it is when it holds no control character nor tab, quoted otherwise.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -24,13 +26,19 @@ type api struct {
 
 func newAPI(t *testing.T) *api {
 	t.Helper()
+	return newAPIWith(t, func(h http.Handler) http.Handler { return h })
+}
+
+// newAPIWith returns an api whose handler wrap wraps, to change what reaches it.
+func newAPIWith(t *testing.T, wrap func(http.Handler) http.Handler) *api {
+	t.Helper()
 	queues := memory.NewQueueStore(memory.QueueStoreOptions{})
 	svc := app.NewService(app.Ports{
 		Queues:   queues,
 		Messages: memory.NewMessageStore(memory.MessageStoreOptions{Queues: queues}),
 		Cache:    memory.NewQueueCache(memory.QueueCacheOptions{}),
 	}, app.Options{})
-	server := httptest.NewServer(httpapi.NewHandler(svc, httpapi.Options{}))
+	server := httptest.NewServer(wrap(httpapi.NewHandler(svc, httpapi.Options{})))
 	t.Cleanup(server.Close)
 	t.Cleanup(svc.Close)
 	return &api{t: t, url: server.URL}
@@ -282,8 +290,8 @@ func TestCLI_Help_EveryCommand(t *testing.T) {
 	a := newAPI(t)
 	for name := range clientCommands() {
 		r := a.run("", append(strings.Fields(name), "--help")...)
-		if r.status != 0 || !strings.Contains(r.stderr, "usage: retsu "+name) {
-			t.Errorf("retsu %s --help: status %d, stderr %q", name, r.status, r.stderr)
+		if r.status != 0 || !strings.Contains(r.stdout, "usage: retsu "+name) || r.stderr != "" {
+			t.Errorf("retsu %s --help: status %d, stdout %q, stderr %q; want 0 and the usage on stdout", name, r.status, r.stdout, r.stderr)
 		}
 	}
 	for _, group := range []string{"queues", "dead-letters"} {
@@ -317,4 +325,65 @@ func TestParseDuration(t *testing.T) {
 	}
 	_, err := parseDuration("soon")
 	is.True(err != nil)
+}
+
+// ackBatches wraps an API so that the acknowledge batch requests go through change, which may
+// rewrite the body or answer in place of the API (returning true).
+func ackBatches(change func(w http.ResponseWriter, body []byte) ([]byte, bool)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/messages/acknowledge/batch") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			body, answered := change(w, body)
+			if answered {
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			r.ContentLength = int64(len(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func TestCLI_ReceiveAck_PrintsOnlyAcknowledgedMessages(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	stale := `"receipt_handle":"00000000-0000-4000-8000-000000000000"`
+	a := newAPIWith(t, ackBatches(func(_ http.ResponseWriter, body []byte) ([]byte, bool) {
+		// The first entry's receipt no longer holds its lease: the API answers false for it.
+		first := strings.Index(string(body), `"receipt_handle":"`)
+		return []byte(string(body[:first]) + stale + string(body[first+len(stale):])), false
+	}))
+	q := a.createQueue()
+	a.ok("a\nb\nc\n", "send", q, "--lines")
+	r := a.run("", "receive", q, "--max", "3", "--ack", "--json")
+	printed := jsonLines(t, r)
+	is.Equal(len(printed), 2)                                             // the message whose acknowledgement removed nothing is not printed
+	is.Equal(printed[0]["payload"], "b")                                  // only those acknowledged
+	is.Equal(r.status, 1)                                                 // and the command fails
+	is.True(strings.Contains(r.stderr, "1 message was not acknowledged")) // saying how many were left out
+}
+
+func TestCLI_ReceiveAck_FailedAcknowledgement_BatchNotPrinted(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var calls atomic.Int64
+	a := newAPIWith(t, ackBatches(func(w http.ResponseWriter, body []byte) ([]byte, bool) {
+		if calls.Add(1) == 1 {
+			return body, false
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"type":"about:blank","title":"Not Found","status":404,"detail":"gone","code":"queue_not_found"}`)
+		return nil, true
+	}))
+	q := a.createQueue()
+	a.ok(strings.Repeat("x\n", 150), "send", q, "--lines")
+	r := a.run("", "receive", q, "--max", "150", "--ack", "--json")
+	is.Equal(len(r.lines()), 100)                          // the first batch, acknowledged, is printed; the second, whose acknowledgement failed, is not
+	is.Equal(r.status, 1)                                  // the failed call fails the command
+	is.True(strings.Contains(r.stderr, "queue_not_found")) // naming the code
 }

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,11 +54,13 @@ func run(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout
 	command, args := args[0], args[1:]
 	switch command {
 	case "serve":
-		return serve(ctx, args, lookupEnv, stderr)
+		return serve(ctx, args, lookupEnv, stdout, stderr)
 	case "work":
-		return work(ctx, args, lookupEnv, stderr)
+		return work(ctx, args, lookupEnv, stdout, stderr)
 	case "migrate":
-		cfg, sub, err := process.ParseMigrateConfig(args, lookupEnv, stderr)
+		usage := &usageOutput{}
+		cfg, sub, err := process.ParseMigrateConfig(args, lookupEnv, usage)
+		usage.route(err, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -75,8 +78,10 @@ func run(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout
 	return errUsage
 }
 
-func serve(ctx context.Context, args []string, lookupEnv process.LookupEnv, stderr io.Writer) error {
-	cfg, err := process.ParseServeConfig(args, lookupEnv, stderr)
+func serve(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout, stderr io.Writer) error {
+	usage := &usageOutput{}
+	cfg, err := process.ParseServeConfig(args, lookupEnv, usage)
+	usage.route(err, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -88,8 +93,10 @@ func serve(ctx context.Context, args []string, lookupEnv process.LookupEnv, stde
 	return server.Serve(ctx)
 }
 
-func work(ctx context.Context, args []string, lookupEnv process.LookupEnv, stderr io.Writer) error {
-	cfg, err := process.ParseWorkConfig(args, lookupEnv, stderr)
+func work(ctx context.Context, args []string, lookupEnv process.LookupEnv, stdout, stderr io.Writer) error {
+	usage := &usageOutput{}
+	cfg, err := process.ParseWorkConfig(args, lookupEnv, usage)
+	usage.route(err, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -100,6 +107,20 @@ func work(ctx context.Context, args []string, lookupEnv process.LookupEnv, stder
 	defer worker.Close()
 	worker.Run(ctx)
 	return nil
+}
+
+// usageOutput holds what a command line parser printed (its usage, for --help or with a bad
+// flag) until route sends it on.
+type usageOutput struct{ bytes.Buffer }
+
+// route prints what the parser printed to stdout when err asks for help, to stderr
+// otherwise.
+func (u *usageOutput) route(err error, stdout, stderr io.Writer) {
+	if errors.Is(err, process.ErrHelp) {
+		_, _ = u.WriteTo(stdout)
+		return
+	}
+	_, _ = u.WriteTo(stderr)
 }
 
 // exitStatus prints err and returns the exit status: 0 on success or help, 2 for a bad
