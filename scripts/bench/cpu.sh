@@ -5,6 +5,9 @@
 # throughput"), from utime and stime in /proc/PID/stat.
 #
 # usage: scripts/bench/cpu.sh postgres|memory [SAMPLE]   (SAMPLE: seconds, default 6)
+# BENCH_LOAD replaces the load's flags (default "-producers 16 -consumers 16"), for example
+# BENCH_LOAD="-producers 4 -consumers 4 -batch 100 -wait 1s -max-backlog 5000" for batches of
+# 100, or BENCH_LOAD="-producers 16 -consumers 16 -wait 20s" for consumers that long-poll.
 # Uses BENCH_DB (retsu_bench, recreated), BENCH_PG_ADDR (127.0.0.1:24250) and BENCH_REDIS_DB
 # (2) like scripts/bench/run.sh, and the binaries that `make build` puts in .run/bin.
 set -euo pipefail
@@ -29,7 +32,9 @@ esac
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server || true' EXIT
 wait_for_listener "$addr"
-.run/bin/retsu-bench run -url "http://$addr" -warmup 2s -duration "$((sample * 2))s" >.run/bench/cpu-"$store".txt 2>/dev/null &
+# shellcheck disable=SC2086 # BENCH_LOAD is words
+.run/bin/retsu-bench run -url "http://$addr" -warmup 2s -duration "$((sample * 2))s" \
+	${BENCH_LOAD:--producers 16 -consumers 16} >.run/bench/cpu-"$store".txt 2>/dev/null &
 loadgen=$!
 
 # cpu PID... prints the CPU clock ticks (user and system) the processes have used so far.
@@ -53,4 +58,6 @@ awk -v hz="$hz" -v s="$sample" -v g=$((g1 - g0)) -v r=$((s1 - s0)) -v p=$((p1 - 
 	-v rate="$(sed -n 's/.*: \([0-9,]*\) lifecycles\/s.*/\1/p' .run/bench/cpu-"$store".txt | head -1)" 'BEGIN {
 	printf "%s lifecycles/s; cores: load generator %.2f, retsu serve %.2f, PostgreSQL %.2f, total %.2f\n",
 		rate, g / hz / s, r / hz / s, p / hz / s, (g + r + p) / hz / s
+	n = rate; gsub(/,/, "", n)
+	if (n > 0) printf "CPU per lifecycle: retsu serve %.3f ms, PostgreSQL %.3f ms\n", r / hz / s / n * 1000, p / hz / s / n * 1000
 }'
