@@ -33,8 +33,9 @@ type CleanerSettings struct {
 	BatchSize int
 	// DeadLetterRetention is how long a dead letter is kept.
 	DeadLetterRetention time.Duration
-	// IdempotencyRetention is how long an idempotency key is kept; zero takes
-	// domain.DefaultIdempotencyRetention.
+	// IdempotencyRetention is the retention new idempotency keys are stored with, which the
+	// start log reports; zero takes domain.DefaultIdempotencyRetention. The cleaner deletes
+	// each key by the expiry stored with it, not by this setting.
 	IdempotencyRetention time.Duration
 }
 
@@ -193,11 +194,11 @@ func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (in
 	})
 }
 
-// deleteIdempotencyKeys deletes the queue's idempotency keys older than their retention, a
-// batch per statement.
+// deleteIdempotencyKeys deletes the queue's idempotency keys past their own expiry (the
+// retention of the request that stored each), a batch per statement.
 func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.IdempotencyRetention, c.settings.BatchSize)
+		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.BatchSize)
 		c.metrics.RowsRemoved(IdempotencyKeyCleaner, n)
 		return n, err
 	})

@@ -18,9 +18,10 @@ type Cleaning interface {
 	// are older than retention and returns how many it deleted.
 	DeleteDeadLetters(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error)
 
-	// DeleteIdempotencyKeys permanently deletes up to limit of the queue's idempotency keys
-	// older than retention and returns how many it deleted.
-	DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error)
+	// DeleteIdempotencyKeys permanently deletes up to limit of the queue's expired
+	// idempotency keys (past the retention each was stored with, see IdempotencyKey) and
+	// returns how many it deleted.
+	DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, limit int) (int, error)
 
 	// DeleteQueueData permanently deletes up to limit of the messages, dead letters and
 	// idempotency keys of a deleted queue, each counting as one toward the limit, and

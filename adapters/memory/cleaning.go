@@ -45,8 +45,8 @@ func (s *MessageStore) DeleteDeadLetters(_ context.Context, queueID domain.ID, r
 	return deleted, nil
 }
 
-// DeleteIdempotencyKeys deletes up to limit keys older than retention.
-func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error) {
+// DeleteIdempotencyKeys deletes up to limit keys past their own expiry.
+func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.ID, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -56,7 +56,7 @@ func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.I
 		if deleted == limit {
 			break
 		}
-		if !now.Before(record.createdAt.Add(retention)) {
+		if record.expired(now) {
 			delete(q.keys, key)
 			deleted++
 		}

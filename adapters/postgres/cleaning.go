@@ -18,10 +18,9 @@ func (s *MessageStore) DeleteDeadLetters(ctx context.Context, queueID domain.ID,
 	return s.exec(ctx, "delete old dead letters", deleteDeadLetters, queueID, retention.Seconds(), limit)
 }
 
-// DeleteIdempotencyKeys deletes up to limit of the queue's idempotency keys older than
-// retention.
-func (s *MessageStore) DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error) {
-	return s.exec(ctx, "delete idempotency keys", deleteIdempotencyKeys, queueID, retention.Seconds(), limit)
+// DeleteIdempotencyKeys deletes up to limit of the queue's expired idempotency keys.
+func (s *MessageStore) DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, limit int) (int, error) {
+	return s.exec(ctx, "delete idempotency keys", deleteIdempotencyKeys, queueID, limit)
 }
 
 // DeleteQueueData deletes up to limit rows of each table of a deleted queue's data.

@@ -472,19 +472,22 @@ DELETE FROM dead_letters l
 USING doomed d
 WHERE l.queue_id = $1 AND l.id = d.id`
 
-// deleteIdempotencyKeys deletes up to $3 idempotency keys of queue $1 older than $2 seconds,
-// from idempotency_keys_age_idx.
+// deleteIdempotencyKeys deletes up to $2 idempotency keys of queue $1 whose own expiry
+// (expires_at, fixed by the retention of the request that stored them) has passed: the
+// expired range of idempotency_keys_expiry_idx, the oldest first, chosen once in a
+// materialized CTE and deleted by ctid, so that the statement reads no more of the index
+// than the batch. The clock is the one of insertMessages and selectIdempotencyKey: a key
+// no request would replay any more.
 const deleteIdempotencyKeys = `
 WITH doomed AS MATERIALIZED (
-    SELECT key FROM idempotency_keys
-    WHERE queue_id = $1 AND created_at <= clock_timestamp() - make_interval(secs => $2)
-    ORDER BY created_at
-    LIMIT $3
+    SELECT ctid FROM idempotency_keys
+    WHERE queue_id = $1 AND expires_at <= clock_timestamp()
+    ORDER BY expires_at
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-DELETE FROM idempotency_keys k
-USING doomed d
-WHERE k.queue_id = $1 AND k.key = d.key`
+DELETE FROM idempotency_keys
+WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
 // deleteQueueData deletes up to $2 rows of a deleted queue $1: its messages first, then its
 // dead letters, then its idempotency keys, each through its table's primary key prefix.

@@ -106,31 +106,46 @@ var cleaningTests = []messageTestCase{
 		}
 	}},
 
-	{"DeleteIdempotencyKeys_RemovesOnlyThoseOlderThanRetention", func(t *testing.T, m *messageTest) {
+	{"DeleteIdempotencyKeys_RemovesOnlyExpiredKeys", func(t *testing.T, m *messageTest) {
 		key := uniqueName("key")
-		_, err := m.enqueueWithKey(key, fingerprintA, time.Hour, m.message(domain.PriorityHigh, "x"))
+		_, err := m.enqueueWithKey(key, fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
 		m.is.NoErr(err)
-		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Hour, 100)
+		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
 		m.is.NoErr(err)
-		m.is.Equal(deleted, 0) // a young key is kept
+		m.is.Equal(deleted, 0) // a key within its retention is kept
 		m.Wait(time.Second + margin)
-		deleted, err = m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Second, 100)
+		deleted, err = m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
 		m.is.NoErr(err)
-		m.is.Equal(deleted, 1) // an old one is deleted
+		m.is.Equal(deleted, 1) // an expired one is deleted
 		enqueued, err := m.enqueueWithKey(key, fingerprintB, time.Hour, m.message(domain.PriorityHigh, "y"))
 		m.is.NoErr(err)
 		m.is.True(!enqueued.Replayed)        // and gone: the key is new again
 		m.is.Equal(m.total(ready), int64(2)) // while the messages it stored stay
 	}},
 
+	{"DeleteIdempotencyKeys_KeepsEachKeyForTheRetentionItWasStoredWith", func(t *testing.T, m *messageTest) {
+		long, short := uniqueName("long"), uniqueName("short")
+		_, err := m.enqueueWithKey(long, fingerprintA, time.Hour, m.message(domain.PriorityHigh, "kept an hour"))
+		m.is.NoErr(err)
+		_, err = m.enqueueWithKey(short, fingerprintA, time.Second, m.message(domain.PriorityHigh, "kept a second"))
+		m.is.NoErr(err)
+		m.Wait(time.Second + margin)
+		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
+		m.is.NoErr(err)
+		m.is.Equal(deleted, 1) // only the key stored with the short retention has expired
+		enqueued, err := m.enqueueWithKey(long, fingerprintA, time.Second, m.message(domain.PriorityHigh, "retry"))
+		m.is.NoErr(err)
+		m.is.True(enqueued.Replayed) // the long key still replays, whatever the retention now
+	}},
+
 	{"DeleteIdempotencyKeys_DeletesAtMostLimit", func(t *testing.T, m *messageTest) {
 		for range 3 {
-			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Hour, m.message(domain.PriorityHigh, "x"))
+			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
 			m.is.NoErr(err)
 		}
 		m.Wait(time.Second + margin)
 		for _, want := range []int{2, 1, 0} {
-			deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Second, 2)
+			deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 2)
 			m.is.NoErr(err)
 			m.is.Equal(deleted, want) // each call deletes at most the limit
 		}
