@@ -24,14 +24,28 @@ type Cleaners struct {
 	settings CleanerSettings
 }
 
-// CleanerSettings configure the cleaners.
+// The defaults of CleanerSettings, which RETSU_CLEANUP_INTERVAL, RETSU_CLEANUP_BATCH_SIZE and
+// RETSU_DEAD_LETTER_RETENTION document.
+const (
+	DefaultCleanupInterval     = 30 * time.Second
+	DefaultCleanupBatchSize    = 1000
+	DefaultDeadLetterRetention = 14 * 24 * time.Hour
+)
+
+// CleanerSettings configure the cleaners. A setting that is zero or negative takes its
+// default, so that an embedder who leaves one out gets cleaners that run on the documented
+// schedule: never a ticker that cannot start, a pass that never ends (a batch of zero rows
+// never comes back short), or dead letters deleted the moment they are made.
 type CleanerSettings struct {
-	// Interval is the time between the starts of two passes.
+	// Interval is the time between the starts of two passes; DefaultCleanupInterval when
+	// not positive.
 	Interval time.Duration
 	// BatchSize bounds the rows one statement deletes, so that no transaction grows with
 	// the backlog; a pass repeats statements until nothing is left.
+	// DefaultCleanupBatchSize when not positive.
 	BatchSize int
-	// DeadLetterRetention is how long a dead letter is kept.
+	// DeadLetterRetention is how long a dead letter is kept; DefaultDeadLetterRetention
+	// when not positive.
 	DeadLetterRetention time.Duration
 	// IdempotencyRetention is the retention new idempotency keys are stored with, which the
 	// start log reports; zero takes domain.DefaultIdempotencyRetention. The cleaner deletes
@@ -44,11 +58,28 @@ type CleanerSettings struct {
 // defaults); the other ports are not used.
 func NewCleaners(p Ports, s CleanerSettings) *Cleaners {
 	p = p.withDefaults()
+	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s.withDefaults()}
+}
+
+// withDefaults fills in the settings that are not positive.
+func (s CleanerSettings) withDefaults() CleanerSettings {
+	if s.Interval <= 0 {
+		s.Interval = DefaultCleanupInterval
+	}
+	if s.BatchSize <= 0 {
+		s.BatchSize = DefaultCleanupBatchSize
+	}
+	if s.DeadLetterRetention <= 0 {
+		s.DeadLetterRetention = DefaultDeadLetterRetention
+	}
 	if s.IdempotencyRetention <= 0 {
 		s.IdempotencyRetention = domain.DefaultIdempotencyRetention
 	}
-	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s}
+	return s
 }
+
+// Settings returns the settings the cleaners run with, defaults filled in.
+func (c *Cleaners) Settings() CleanerSettings { return c.settings }
 
 // Pass is what one pass of one cleaner did.
 type Pass struct {

@@ -348,3 +348,68 @@ func TestCleaners_DeletedQueue_EmptyQueueForgottenAfterGrace(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(len(deleted), 0) // and the record of an old deletion is forgotten
 }
+
+func TestCleaners_ZeroSettings_TakeTheDefaults(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{}, nil)
+	is.Equal(c.cleaners.Settings(), app.CleanerSettings{
+		Interval:             app.DefaultCleanupInterval,
+		BatchSize:            app.DefaultCleanupBatchSize,
+		DeadLetterRetention:  app.DefaultDeadLetterRetention,
+		IdempotencyRetention: domain.DefaultIdempotencyRetention,
+	}) // every unset setting takes its documented default
+	is.Equal(app.DefaultCleanupInterval, 30*time.Second)    // RETSU_CLEANUP_INTERVAL's default
+	is.Equal(app.DefaultCleanupBatchSize, 1000)             // RETSU_CLEANUP_BATCH_SIZE's default
+	is.Equal(app.DefaultDeadLetterRetention, 336*time.Hour) // RETSU_DEAD_LETTER_RETENTION's default
+	is.Equal(app.NewCleaners(app.Ports{}, app.CleanerSettings{Interval: -time.Second, BatchSize: -1, DeadLetterRetention: -time.Hour}).Settings(),
+		c.cleaners.Settings()) // negative ones too
+}
+
+func TestCleaners_ZeroBatchSize_PassEnds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, DeadLetterRetention: time.Hour}, nil)
+	q := c.queue(t, "unset-batch", domain.SettingsUpdate{})
+	c.enqueue(t, q, time.Second)
+	c.clock.Advance(2 * time.Second)
+	done := make(chan []app.Pass)
+	go func() { done <- c.cleaners.RunOnce(context.Background()) }()
+	select {
+	case passes := <-done:
+		is.Equal(removed(passes, app.ExpiredMessageCleaner), 1) // the pass deletes and ends
+	case <-time.After(5 * time.Second):
+		t.Fatal("a pass with an unset batch size did not end")
+	}
+}
+
+func TestCleaners_ZeroDeadLetterRetention_KeepsYoungDeadLetters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10}, nil)
+	ctx := context.Background()
+	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
+	c.enqueue(t, q, time.Hour)
+	_, _, err := c.service.Dequeue(ctx, q.ID)
+	is.NoErr(err)
+	c.clock.Advance(time.Second)
+	_, _, err = c.service.Dequeue(ctx, q.ID) // moves the exhausted message
+	is.NoErr(err)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeadLetterCleaner), 0) // an unset retention is 14 days, not zero
+}
+
+func TestCleaners_ZeroInterval_RunDoesNotPanic(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{BatchSize: 10, DeadLetterRetention: time.Hour}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.cleaners.Run(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done
+	is.Equal(strings.Count(c.logs.String(), "msg=\"cleaner pass\""), 4) // one pass of each cleaner, then it waits the default interval
+}
