@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
@@ -97,4 +100,32 @@ func RoundHeld(s *MessageStore, ctx context.Context, batch []Operation) ([]bool,
 		held[i] = o.held
 	}
 	return held, nil
+}
+
+// Listener is the LISTEN connection of a MessageStore, for tests that cut it.
+type Listener struct{ l *listener }
+
+// NewListener returns a listener on config that pings after ping of quiet, waits
+// pingTimeout for the answer, and connects again after retry.
+func NewListener(config *pgx.ConnConfig, ping, pingTimeout, retry time.Duration) Listener {
+	l := newListener(config)
+	l.timing = listenTiming{ping: ping, pingTimeout: pingTimeout, retryMin: retry, retryMax: retry}
+	return Listener{l}
+}
+
+// Subscribe is MessageStore.Subscribe.
+func (l Listener) Subscribe(notify func(ports.Wakeup)) func() { return l.l.subscribe(notify) }
+
+// Close stops the listener.
+func (l Listener) Close() { l.l.close() }
+
+// ListenRetries returns the pauses of the listener's first n attempts to connect again in a
+// row, before jitter.
+func ListenRetries(n int) []time.Duration {
+	retries, retry := make([]time.Duration, n), time.Duration(0)
+	for i := range retries {
+		retry = defaultListenTiming.nextRetry(retry)
+		retries[i] = retry
+	}
+	return retries
 }
