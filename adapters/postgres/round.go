@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -172,9 +173,37 @@ func appendReceipts(entries []receiptEntry, position int, op operation) []receip
 	return entries
 }
 
+// roundRetries bounds how many times a round that PostgreSQL rolled back for a deadlock or a
+// serialization failure runs again, after a pause of roundRetryPause times the attempt
+// (jittered), so that the transaction it collided with can finish first.
+const (
+	roundRetries    = 3
+	roundRetryPause = 20 * time.Millisecond
+)
+
 // runRound carries out a batch of operations as one round, in the round slot slot of this
-// instance, and answers each.
+// instance, and answers each. A round that fails with a deadlock or a serialization failure
+// was rolled back whole (a batch is one transaction), so it runs again, up to roundRetries
+// times, rather than failing every request it carries for a collision that is usually gone
+// a moment later: a deadlock with a cleaner or an operator's statement, say.
 func (s *MessageStore) runRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
+	for attempt := 0; ; attempt++ {
+		err := s.tryRound(ctx, slot, batch, outcomes)
+		if err == nil || attempt == roundRetries || !isTransient(err) {
+			return err
+		}
+		clear(outcomes)
+		pause := roundRetryPause * time.Duration(attempt+1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause/2 + rand.N(pause/2+1)):
+		}
+	}
+}
+
+// tryRound makes one attempt at runRound.
+func (s *MessageStore) tryRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
 	r := newRound(batch)
 	statements := r.statements(batch)
 	// The slot's round lock comes first: see lockRoundSlot.
