@@ -235,39 +235,56 @@ func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID)
 	})
 }
 
-// deleteDeletedQueues deletes the messages, dead letters and keys of deleted queues, a batch
-// per statement, and forgets each deletion once its data is gone and its grace is over.
+// deleteDeletedQueues deletes the messages, dead letters and keys of deleted queues, and
+// forgets each deletion once its data is gone and its grace is over. It pages through every
+// recorded deletion, then deletes a batch of each queue in turn, round after round, so that
+// one huge deleted queue does not hold up the others; each queue's batches go on by key
+// from the last (ports.QueueDataCursor). A queue whose batch deleted nothing but is not done
+// (its rows are held by others for now) waits for the next pass.
 func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		deleted, err := c.queues.DeletedQueues(ctx, domain.MaxListLimit)
-		if err != nil {
-			return total, fmt.Errorf("deleted queues: %w", err)
-		}
-		forgotten := 0
-		for _, q := range deleted {
-			removed, err := c.inBatches(func() (int, error) {
-				n, err := c.cleaning.DeleteQueueData(ctx, q.ID, c.settings.BatchSize)
-				c.metrics.RowsRemoved(DeletedQueueCleaner, n)
-				return n, err
-			})
-			total += removed
-			if err != nil {
-				return total, fmt.Errorf("deleted queue %s: %w", q.ID, err)
-			}
-			if q.Age < deletedQueueGrace {
-				continue
-			}
-			if err := c.queues.ForgetDeletedQueue(ctx, q.ID); err != nil {
-				return total, fmt.Errorf("forget deleted queue %s: %w", q.ID, err)
-			}
-			forgotten++
-		}
-		// The records come oldest first: a page that forgot none ends the pass.
-		if len(deleted) < domain.MaxListLimit || forgotten == 0 {
-			return total, nil
-		}
+	type pending struct {
+		queue  ports.DeletedQueue
+		cursor ports.QueueDataCursor
 	}
+	var queues []pending
+	for after := (domain.ID{}); ; {
+		page, err := c.queues.DeletedQueues(ctx, after, domain.MaxListLimit)
+		if err != nil {
+			return 0, fmt.Errorf("deleted queues: %w", err)
+		}
+		for _, q := range page {
+			queues = append(queues, pending{queue: q})
+		}
+		if len(page) < domain.MaxListLimit {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	total := 0
+	for len(queues) > 0 {
+		unfinished := queues[:0]
+		for _, p := range queues {
+			n, cursor, err := c.cleaning.DeleteQueueData(ctx, p.queue.ID, p.cursor, c.settings.BatchSize)
+			c.metrics.RowsRemoved(DeletedQueueCleaner, n)
+			total += n
+			switch {
+			case err != nil:
+				return total, fmt.Errorf("deleted queue %s: %w", p.queue.ID, err)
+			case cursor.Done:
+				if p.queue.Age < deletedQueueGrace {
+					continue
+				}
+				if err := c.queues.ForgetDeletedQueue(ctx, p.queue.ID); err != nil {
+					return total, fmt.Errorf("forget deleted queue %s: %w", p.queue.ID, err)
+				}
+			case n > 0:
+				p.cursor = cursor
+				unfinished = append(unfinished, p)
+			}
+		}
+		queues = unfinished
+	}
+	return total, nil
 }
 
 func (c *Cleaners) inBatches(deleteBatch func() (int, error)) (int, error) {

@@ -57,12 +57,14 @@ WITH gone AS (
 )
 SELECT queue_id FROM recorded WHERE (SELECT count(*) FROM notified) >= 0`
 
-// selectDeletedQueues lists the recorded deletions, oldest first, with their age in seconds.
+// selectDeletedQueues lists a page of the recorded deletions after queue $1, by primary key,
+// with their age in seconds.
 const selectDeletedQueues = `
 SELECT queue_id, extract(epoch FROM clock_timestamp() - deleted_at)::float8
 FROM deleted_queues
-ORDER BY deleted_at
-LIMIT $1`
+WHERE queue_id > $1
+ORDER BY queue_id
+LIMIT $2`
 
 // forgetDeletedQueue drops a recorded deletion, by primary key.
 const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
@@ -489,27 +491,43 @@ WITH doomed AS MATERIALIZED (
 DELETE FROM idempotency_keys
 WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
-// deleteQueueData deletes up to $2 rows of a deleted queue $1: its messages first, then its
-// dead letters, then its idempotency keys, each through its table's primary key prefix.
-const deleteQueueData = `
-WITH message_rows AS MATERIALIZED (
-    SELECT ctid FROM messages WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
-), dead_letter_rows AS MATERIALIZED (
-    SELECT ctid FROM dead_letters WHERE queue_id = $1
-    LIMIT greatest($2 - (SELECT count(*) FROM message_rows), 0) FOR UPDATE SKIP LOCKED
-), key_rows AS MATERIALIZED (
-    SELECT ctid FROM idempotency_keys WHERE queue_id = $1
-    LIMIT greatest($2 - (SELECT count(*) FROM message_rows) - (SELECT count(*) FROM dead_letter_rows), 0)
-    FOR UPDATE SKIP LOCKED
-), doomed_messages AS (
-    DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM message_rows)) RETURNING 1
-), doomed_dead_letters AS (
-    DELETE FROM dead_letters WHERE ctid = ANY (ARRAY(SELECT ctid FROM dead_letter_rows)) RETURNING 1
-), doomed_keys AS (
-    DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(SELECT ctid FROM key_rows)) RETURNING 1
+// The statements of DeleteQueueData, one per table of a deleted queue's data in the order it
+// empties them: each deletes up to $3 rows of queue $1 after key $2 in its primary key's
+// order (keyset: it starts where the batch before it ended, reading none of the index
+// entries that batch left dead), skipping rows that others lock, and returns the last key
+// it deleted as text, with how many it deleted and how many it chose (fewer only when
+// another transaction deleted some first).
+var deleteQueueData = [...]string{
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, id FROM messages WHERE queue_id = $1 AND id > $2::text::uuid ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
 )
-SELECT (SELECT count(*) FROM doomed_messages) + (SELECT count(*) FROM doomed_dead_letters)
-     + (SELECT count(*) FROM doomed_keys)`
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT id::text FROM doomed ORDER BY id DESC LIMIT 1), $2)`,
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, id FROM dead_letters WHERE queue_id = $1 AND id > $2::text::uuid ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM dead_letters WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT id::text FROM doomed ORDER BY id DESC LIMIT 1), $2)`,
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, key FROM idempotency_keys WHERE queue_id = $1 AND key > $2::text ORDER BY key LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT max(key) FROM doomed), $2)`,
+}
+
+// queueDataFirstKeys are the keys before every key of each table of deleteQueueData.
+var queueDataFirstKeys = [...]string{"00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000", ""}
+
+// queueDataLeft says whether anything of deleted queue $1 is left once the keyset batches
+// reached the end of every table: rows they skipped while others locked them. Each EXISTS
+// reads its primary key's prefix up to the first live row.
+const queueDataLeft = `
+SELECT EXISTS (SELECT FROM messages WHERE queue_id = $1)
+    OR EXISTS (SELECT FROM dead_letters WHERE queue_id = $1)
+    OR EXISTS (SELECT FROM idempotency_keys WHERE queue_id = $1)`
 
 // claimCleanerPass records the start of cleaner $1's pass, by primary key, unless another
 // started less than $2 seconds ago; a row comes back when this call got the pass.

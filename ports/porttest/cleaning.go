@@ -1,10 +1,12 @@
 package porttest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // TestCleaning runs the Cleaning contract over the harness's Store, which makes what the
@@ -162,21 +164,47 @@ var cleaningTests = []messageTestCase{
 		m.is.NoErr(err)
 		m.is.NoErr(m.Queues.DeleteQueue(ctx, m.queueID))
 		// 2 dead letters, 4 messages and 1 key: 7 rows.
-		for _, want := range []int{3, 3, 1, 0} {
-			deleted, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, 3)
+		var cursor ports.QueueDataCursor
+		for i, want := range []int{3, 3, 1} {
+			deleted, next, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, cursor, 3)
 			m.is.NoErr(err)
-			m.is.Equal(deleted, want) // each call deletes at most the limit, until nothing is left
+			m.is.Equal(deleted, want)     // each call deletes at most the limit, going on from the last
+			m.is.Equal(next.Done, i == 2) // until nothing is left
+			cursor = next
 		}
 		m.is.Equal(m.deadLettered(), int64(0))                                                                        // the dead letters are gone
 		m.is.Equal(m.total(func(p domain.PriorityStats) int64 { return p.Ready + p.Delayed + p.InFlight }), int64(0)) // and the messages
 	}},
 
+	{"DeleteQueueData_ManyBatches_EachGoesOnFromTheLast", func(t *testing.T, m *messageTest) {
+		m.createQueue(t)
+		for i := range 7 {
+			m.enqueue(domain.PriorityLow, fmt.Sprintf("m%d", i))
+			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Hour, m.message(domain.PriorityLow, "keyed"))
+			m.is.NoErr(err)
+		}
+		m.is.NoErr(m.Queues.DeleteQueue(ctx, m.queueID))
+		// 14 messages and 7 keys: 21 rows, in batches of 2.
+		var cursor ports.QueueDataCursor
+		total, calls := 0, 0
+		for !cursor.Done && calls < 20 {
+			deleted, next, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, cursor, 2)
+			m.is.NoErr(err)
+			m.is.True(deleted <= 2) // never more than the limit
+			total, cursor, calls = total+deleted, next, calls+1
+		}
+		m.is.True(cursor.Done) // the batches end
+		m.is.Equal(total, 21)  // having deleted every row once
+		m.is.True(calls <= 12) // each batch full but the last ones of a table
+	}},
+
 	{"DeleteQueueData_OtherQueuesUntouched", func(t *testing.T, m *messageTest) {
 		id := m.enqueue(domain.PriorityHigh, "kept")
 		gone := newID()
-		deleted, err := m.Cleaning.DeleteQueueData(ctx, gone, 100)
+		deleted, cursor, err := m.Cleaning.DeleteQueueData(ctx, gone, ports.QueueDataCursor{}, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 0)                // a queue without data has nothing to delete
+		m.is.True(cursor.Done)                // and is done
 		m.is.Equal(m.dequeue().MessageID, id) // and no other queue loses any
 	}},
 }
