@@ -67,8 +67,8 @@ func SharedBuffers(t *testing.T, plan string) int {
 	return explained[0].Plan.Hit + explained[0].Plan.Read
 }
 
-// RoundLockKey is the advisory lock key of a round slot.
-func RoundLockKey(slot int) int64 { return roundLockKey(slot) }
+// RoundLockKeys are the two keys of the advisory lock of a round slot.
+func RoundLockKeys(slot int) (class, key int32) { return advisoryLockClass, roundLockKey(slot) }
 
 // EnqueueingWithKey is the operation of an Enqueue of e alone with an idempotency key.
 func EnqueueingWithKey(e domain.Enqueue, key *ports.IdempotencyKey) Operation {

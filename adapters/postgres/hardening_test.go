@@ -470,7 +470,8 @@ func TestRound_Deadlock_IsRetried(t *testing.T) {
 		done <- answer{removed, err}
 	}()
 	waitForBlockedBy(t, s, pid)
-	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", postgres.RoundLockKey(0))
+	class, slot := postgres.RoundLockKeys(0)
+	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", class, slot)
 	is.NoErr(err) // the deadlock is broken on the round's side
 	is.NoErr(tx.Rollback(ctx))
 

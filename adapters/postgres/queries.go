@@ -318,7 +318,7 @@ const duePerClaim = "1000"
 const exhaustedPerClaim = "1000"
 
 // lockRoundSlot takes, for its transaction, the advisory lock of one round slot
-// (roundLockKey): every instance on the database takes the same lock for its slot of the
+// (advisoryLockClass, roundLockKey): every instance on the database takes the same lock for its slot of the
 // same number, so that rounds run one per slot across all of them, as they do within one
 // instance. While one instance's round holds the lock, the rounds of the others wait in the
 // database and their instances gather the requests that arrive meanwhile into their next
@@ -326,7 +326,7 @@ const exhaustedPerClaim = "1000"
 // PostgreSQL's cost per message does not grow with the number of instances. An idle
 // database grants the lock at once. Only rounds take these locks, and always first, so no
 // wait for them can be part of a deadlock.
-const lockRoundSlot = `SELECT pg_advisory_xact_lock($1)`
+const lockRoundSlot = `SELECT pg_advisory_xact_lock($1::int4, $2::int4)`
 
 // deleteAcknowledged removes the messages whose receipt handle names their current lease,
 // by primary key, and returns the queue, ID and receipt handle of each, which name the

@@ -207,7 +207,7 @@ func (s *MessageStore) tryRound(ctx context.Context, slot int, batch []operation
 	r := newRound(batch)
 	statements := r.statements(batch)
 	// The slot's round lock comes first: see lockRoundSlot.
-	statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{roundLockKey(slot)}}},
+	statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{advisoryLockClass, roundLockKey(slot)}}},
 		statements.QueuedQueries...)
 	results := s.pool.SendBatch(ctx, statements)
 	if _, err := results.Exec(); err != nil {
