@@ -129,3 +129,7 @@ func ListenRetries(n int) []time.Duration {
 	}
 	return retries
 }
+
+// DeleteIdempotencyKeysStatement is the idempotency-key cleaner's statement, for tests that
+// explain it.
+const DeleteIdempotencyKeysStatement = deleteIdempotencyKeys

@@ -498,3 +498,28 @@ func waitForBlockedBy(t *testing.T, s *isolated, pid int32) {
 	}
 	t.Fatal("no backend came to wait for the lock")
 }
+
+func TestDeleteIdempotencyKeys_CostDoesNotGrowWithUnexpiredKeys(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO idempotency_keys (queue_id, key, fingerprint, message_ids, created_at, expires_at)
+SELECT $1, 'key-' || i, '\x00', '{}', now(), now() + interval '1 hour' FROM generate_series(1, 5000) AS i`, queueID)
+	is.NoErr(err)
+	_, err = s.pool.Exec(ctx, "ANALYZE idempotency_keys")
+	is.NoErr(err)
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	is.NoErr(err)
+	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteIdempotencyKeysStatement)
+	is.NoErr(err)
+	var plan string
+	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 1000)", queueID)).Scan(&plan))
+	buffers := postgres.SharedBuffers(t, plan)
+	is.True(buffers < 20) // the statement reads the expired range of the index only, not the 5,000 live keys
+}

@@ -478,12 +478,14 @@ WHERE l.queue_id = $1 AND l.id = d.id`
 // (expires_at, fixed by the retention of the request that stored them) has passed: the
 // expired range of idempotency_keys_expiry_idx, the oldest first, chosen once in a
 // materialized CTE and deleted by ctid, so that the statement reads no more of the index
-// than the batch. The clock is the one of insertMessages and selectIdempotencyKey: a key
-// no request would replay any more.
+// than the batch. The clock is the one of insertMessages and selectIdempotencyKey (a key
+// no request would replay any more), read once in a CTE: a volatile clock_timestamp() in the
+// condition would be a filter over the whole of the queue's index range, not its bound.
 const deleteIdempotencyKeys = `
-WITH doomed AS MATERIALIZED (
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+doomed AS MATERIALIZED (
     SELECT ctid FROM idempotency_keys
-    WHERE queue_id = $1 AND expires_at <= clock_timestamp()
+    WHERE queue_id = $1 AND expires_at <= (SELECT now FROM clock)
     ORDER BY expires_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
