@@ -133,3 +133,7 @@ func ListenRetries(n int) []time.Duration {
 // DeleteIdempotencyKeysStatement is the idempotency-key cleaner's statement, for tests that
 // explain it.
 const DeleteIdempotencyKeysStatement = deleteIdempotencyKeys
+
+// DeleteDeadLettersStatement is the dead-letter cleaner's statement, for tests that explain
+// it.
+const DeleteDeadLettersStatement = deleteDeadLetters

@@ -523,3 +523,28 @@ SELECT $1, 'key-' || i, '\x00', '{}', now(), now() + interval '1 hour' FROM gene
 	buffers := postgres.SharedBuffers(t, plan)
 	is.True(buffers < 20) // the statement reads the expired range of the index only, not the 5,000 live keys
 }
+
+func TestDeleteDeadLetters_CostDoesNotGrowWithRetainedDeadLetters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at, dead_lettered_at)
+SELECT $1, gen_random_uuid(), 1, '\x00', 1, now(), now() FROM generate_series(1, 5000)`, queueID)
+	is.NoErr(err)
+	_, err = s.pool.Exec(ctx, "ANALYZE dead_letters")
+	is.NoErr(err)
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	is.NoErr(err)
+	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteDeadLettersStatement)
+	is.NoErr(err)
+	var plan string
+	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 3600, 1000)", queueID)).Scan(&plan))
+	buffers := postgres.SharedBuffers(t, plan)
+	is.True(buffers < 20) // the statement reads the old range of the index only, not the 5,000 retained dead letters
+}

@@ -461,18 +461,21 @@ DELETE FROM messages m
 WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
 // deleteDeadLetters deletes up to $3 dead letters of queue $1 older than $2 seconds, from
-// dead_letters_age_idx, choosing them once as deleteExpired does.
+// the old range of dead_letters_age_idx, choosing them once as deleteExpired does and
+// deleting them by ctid. The cutoff is computed once in a CTE: a volatile clock_timestamp()
+// in the condition would be a filter over every dead letter of the queue, not the scan's
+// bound.
 const deleteDeadLetters = `
-WITH doomed AS MATERIALIZED (
-    SELECT id FROM dead_letters
-    WHERE queue_id = $1 AND dead_lettered_at <= clock_timestamp() - make_interval(secs => $2)
+WITH cutoff AS MATERIALIZED (SELECT clock_timestamp() - make_interval(secs => $2) AS at),
+doomed AS MATERIALIZED (
+    SELECT ctid FROM dead_letters
+    WHERE queue_id = $1 AND dead_lettered_at <= (SELECT at FROM cutoff)
     ORDER BY dead_lettered_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-DELETE FROM dead_letters l
-USING doomed d
-WHERE l.queue_id = $1 AND l.id = d.id`
+DELETE FROM dead_letters
+WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
 // deleteIdempotencyKeys deletes up to $2 idempotency keys of queue $1 whose own expiry
 // (expires_at, fixed by the retention of the request that stored them) has passed: the
