@@ -24,17 +24,32 @@ type Cleaners struct {
 	settings CleanerSettings
 }
 
-// CleanerSettings configure the cleaners.
+// The defaults of CleanerSettings, which RETSU_CLEANUP_INTERVAL, RETSU_CLEANUP_BATCH_SIZE and
+// RETSU_DEAD_LETTER_RETENTION document.
+const (
+	DefaultCleanupInterval     = 30 * time.Second
+	DefaultCleanupBatchSize    = 1000
+	DefaultDeadLetterRetention = 14 * 24 * time.Hour
+)
+
+// CleanerSettings configure the cleaners. A setting that is zero or negative takes its
+// default, so that an embedder who leaves one out gets cleaners that run on the documented
+// schedule: never a ticker that cannot start, a pass that never ends (a batch of zero rows
+// never comes back short), or dead letters deleted the moment they are made.
 type CleanerSettings struct {
-	// Interval is the time between the starts of two passes.
+	// Interval is the time between the starts of two passes; DefaultCleanupInterval when
+	// not positive.
 	Interval time.Duration
 	// BatchSize bounds the rows one statement deletes, so that no transaction grows with
 	// the backlog; a pass repeats statements until nothing is left.
+	// DefaultCleanupBatchSize when not positive.
 	BatchSize int
-	// DeadLetterRetention is how long a dead letter is kept.
+	// DeadLetterRetention is how long a dead letter is kept; DefaultDeadLetterRetention
+	// when not positive.
 	DeadLetterRetention time.Duration
-	// IdempotencyRetention is how long an idempotency key is kept; zero takes
-	// domain.DefaultIdempotencyRetention.
+	// IdempotencyRetention is the retention new idempotency keys are stored with, which the
+	// start log reports; zero takes domain.DefaultIdempotencyRetention. The cleaner deletes
+	// each key by the expiry stored with it, not by this setting.
 	IdempotencyRetention time.Duration
 }
 
@@ -43,11 +58,28 @@ type CleanerSettings struct {
 // defaults); the other ports are not used.
 func NewCleaners(p Ports, s CleanerSettings) *Cleaners {
 	p = p.withDefaults()
+	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s.withDefaults()}
+}
+
+// withDefaults fills in the settings that are not positive.
+func (s CleanerSettings) withDefaults() CleanerSettings {
+	if s.Interval <= 0 {
+		s.Interval = DefaultCleanupInterval
+	}
+	if s.BatchSize <= 0 {
+		s.BatchSize = DefaultCleanupBatchSize
+	}
+	if s.DeadLetterRetention <= 0 {
+		s.DeadLetterRetention = DefaultDeadLetterRetention
+	}
 	if s.IdempotencyRetention <= 0 {
 		s.IdempotencyRetention = domain.DefaultIdempotencyRetention
 	}
-	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s}
+	return s
 }
+
+// Settings returns the settings the cleaners run with, defaults filled in.
+func (c *Cleaners) Settings() CleanerSettings { return c.settings }
 
 // Pass is what one pass of one cleaner did.
 type Pass struct {
@@ -193,49 +225,66 @@ func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (in
 	})
 }
 
-// deleteIdempotencyKeys deletes the queue's idempotency keys older than their retention, a
-// batch per statement.
+// deleteIdempotencyKeys deletes the queue's idempotency keys past their own expiry (the
+// retention of the request that stored each), a batch per statement.
 func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID) (int, error) {
 	return c.inBatches(func() (int, error) {
-		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.IdempotencyRetention, c.settings.BatchSize)
+		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.BatchSize)
 		c.metrics.RowsRemoved(IdempotencyKeyCleaner, n)
 		return n, err
 	})
 }
 
-// deleteDeletedQueues deletes the messages, dead letters and keys of deleted queues, a batch
-// per statement, and forgets each deletion once its data is gone and its grace is over.
+// deleteDeletedQueues deletes the messages, dead letters and keys of deleted queues, and
+// forgets each deletion once its data is gone and its grace is over. It pages through every
+// recorded deletion, then deletes a batch of each queue in turn, round after round, so that
+// one huge deleted queue does not hold up the others; each queue's batches go on by key
+// from the last (ports.QueueDataCursor). A queue whose batch deleted nothing but is not done
+// (its rows are held by others for now) waits for the next pass.
 func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		deleted, err := c.queues.DeletedQueues(ctx, domain.MaxListLimit)
-		if err != nil {
-			return total, fmt.Errorf("deleted queues: %w", err)
-		}
-		forgotten := 0
-		for _, q := range deleted {
-			removed, err := c.inBatches(func() (int, error) {
-				n, err := c.cleaning.DeleteQueueData(ctx, q.ID, c.settings.BatchSize)
-				c.metrics.RowsRemoved(DeletedQueueCleaner, n)
-				return n, err
-			})
-			total += removed
-			if err != nil {
-				return total, fmt.Errorf("deleted queue %s: %w", q.ID, err)
-			}
-			if q.Age < deletedQueueGrace {
-				continue
-			}
-			if err := c.queues.ForgetDeletedQueue(ctx, q.ID); err != nil {
-				return total, fmt.Errorf("forget deleted queue %s: %w", q.ID, err)
-			}
-			forgotten++
-		}
-		// The records come oldest first: a page that forgot none ends the pass.
-		if len(deleted) < domain.MaxListLimit || forgotten == 0 {
-			return total, nil
-		}
+	type pending struct {
+		queue  ports.DeletedQueue
+		cursor ports.QueueDataCursor
 	}
+	var queues []pending
+	for after := (domain.ID{}); ; {
+		page, err := c.queues.DeletedQueues(ctx, after, domain.MaxListLimit)
+		if err != nil {
+			return 0, fmt.Errorf("deleted queues: %w", err)
+		}
+		for _, q := range page {
+			queues = append(queues, pending{queue: q})
+		}
+		if len(page) < domain.MaxListLimit {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	total := 0
+	for len(queues) > 0 {
+		unfinished := queues[:0]
+		for _, p := range queues {
+			n, cursor, err := c.cleaning.DeleteQueueData(ctx, p.queue.ID, p.cursor, c.settings.BatchSize)
+			c.metrics.RowsRemoved(DeletedQueueCleaner, n)
+			total += n
+			switch {
+			case err != nil:
+				return total, fmt.Errorf("deleted queue %s: %w", p.queue.ID, err)
+			case cursor.Done:
+				if p.queue.Age < deletedQueueGrace {
+					continue
+				}
+				if err := c.queues.ForgetDeletedQueue(ctx, p.queue.ID); err != nil {
+					return total, fmt.Errorf("forget deleted queue %s: %w", p.queue.ID, err)
+				}
+			case n > 0:
+				p.cursor = cursor
+				unfinished = append(unfinished, p)
+			}
+		}
+		queues = unfinished
+	}
+	return total, nil
 }
 
 func (c *Cleaners) inBatches(deleteBatch func() (int, error)) (int, error) {

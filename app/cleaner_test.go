@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -56,17 +57,20 @@ type countingStore struct {
 	*memory.MessageStore
 	mu           sync.Mutex
 	expiredCalls []int
-	// queueDataCalls are the rows each DeleteQueueData deleted.
-	queueDataCalls []int
-	failNext       error
+	// queueDataCalls are the rows each DeleteQueueData deleted, and queueDataQueues the
+	// queue of each.
+	queueDataCalls  []int
+	queueDataQueues []domain.ID
+	failNext        error
 }
 
-func (s *countingStore) DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error) {
+func (s *countingStore) DeleteQueueData(ctx context.Context, queueID domain.ID, from ports.QueueDataCursor, limit int) (int, ports.QueueDataCursor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.MessageStore.DeleteQueueData(ctx, queueID, limit)
+	n, next, err := s.MessageStore.DeleteQueueData(ctx, queueID, from, limit)
 	s.queueDataCalls = append(s.queueDataCalls, n)
-	return n, err
+	s.queueDataQueues = append(s.queueDataQueues, queueID)
+	return n, next, err
 }
 
 func (s *countingStore) DeleteExpired(ctx context.Context, queueID domain.ID, limit int) (int, error) {
@@ -314,7 +318,7 @@ func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterG
 	}
 	ready, _, _ := c.stats(t, kept)
 	is.Equal(ready, int64(1)) // the live queue keeps its messages
-	deleted, err := c.queues.DeletedQueues(ctx, 10)
+	deleted, err := c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 1) // the deletion is still recorded during its grace
 	_, err = c.messages.Enqueue(ctx, ports.EnqueueParams{QueueID: gone.ID, Messages: []domain.Enqueue{{QueueID: gone.ID, MessageID: domain.ID{1}, Priority: domain.PriorityLow, TTL: time.Hour, VisibilityTimeout: time.Second, MaxDeliveryAttempts: 1}}})
@@ -322,12 +326,12 @@ func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterG
 
 	c.clock.Advance(time.Hour - time.Second)
 	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
-	deleted, err = c.queues.DeletedQueues(ctx, 10)
+	deleted, err = c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 1) // kept until the grace of an hour is over
 	c.clock.Advance(time.Second)
 	c.cleaners.RunOnce(ctx)
-	deleted, err = c.queues.DeletedQueues(ctx, 10)
+	deleted, err = c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 0) // then forgotten
 }
@@ -344,7 +348,105 @@ func TestCleaners_DeletedQueue_EmptyQueueForgottenAfterGrace(t *testing.T) {
 	passes := c.cleaners.RunOnce(ctx)
 
 	is.Equal(removed(passes, app.DeletedQueueCleaner), 0) // nothing to remove
-	deleted, err := c.queues.DeletedQueues(ctx, 10)
+	deleted, err := c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 0) // and the record of an old deletion is forgotten
+}
+
+func TestCleaners_ZeroSettings_TakeTheDefaults(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{}, nil)
+	is.Equal(c.cleaners.Settings(), app.CleanerSettings{
+		Interval:             app.DefaultCleanupInterval,
+		BatchSize:            app.DefaultCleanupBatchSize,
+		DeadLetterRetention:  app.DefaultDeadLetterRetention,
+		IdempotencyRetention: domain.DefaultIdempotencyRetention,
+	}) // every unset setting takes its documented default
+	is.Equal(app.DefaultCleanupInterval, 30*time.Second)    // RETSU_CLEANUP_INTERVAL's default
+	is.Equal(app.DefaultCleanupBatchSize, 1000)             // RETSU_CLEANUP_BATCH_SIZE's default
+	is.Equal(app.DefaultDeadLetterRetention, 336*time.Hour) // RETSU_DEAD_LETTER_RETENTION's default
+	is.Equal(app.NewCleaners(app.Ports{}, app.CleanerSettings{Interval: -time.Second, BatchSize: -1, DeadLetterRetention: -time.Hour}).Settings(),
+		c.cleaners.Settings()) // negative ones too
+}
+
+func TestCleaners_ZeroBatchSize_PassEnds(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, DeadLetterRetention: time.Hour}, nil)
+	q := c.queue(t, "unset-batch", domain.SettingsUpdate{})
+	c.enqueue(t, q, time.Second)
+	c.clock.Advance(2 * time.Second)
+	done := make(chan []app.Pass)
+	go func() { done <- c.cleaners.RunOnce(context.Background()) }()
+	select {
+	case passes := <-done:
+		is.Equal(removed(passes, app.ExpiredMessageCleaner), 1) // the pass deletes and ends
+	case <-time.After(5 * time.Second):
+		t.Fatal("a pass with an unset batch size did not end")
+	}
+}
+
+func TestCleaners_ZeroDeadLetterRetention_KeepsYoungDeadLetters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10}, nil)
+	ctx := context.Background()
+	q := c.queue(t, "poison", domain.SettingsUpdate{VisibilityTimeout: new(time.Second), MaxDeliveryAttempts: new(1)})
+	c.enqueue(t, q, time.Hour)
+	_, _, err := c.service.Dequeue(ctx, q.ID)
+	is.NoErr(err)
+	c.clock.Advance(time.Second)
+	_, _, err = c.service.Dequeue(ctx, q.ID) // moves the exhausted message
+	is.NoErr(err)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeadLetterCleaner), 0) // an unset retention is 14 days, not zero
+}
+
+func TestCleaners_ZeroInterval_RunDoesNotPanic(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{BatchSize: 10, DeadLetterRetention: time.Hour}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.cleaners.Run(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	<-done
+	is.Equal(strings.Count(c.logs.String(), "msg=\"cleaner pass\""), 4) // one pass of each cleaner, then it waits the default interval
+}
+
+func TestCleaners_DeletedQueues_AHugeOneDoesNotHoldUpTheOthers(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 10, DeadLetterRetention: time.Hour}, nil)
+	huge, small := c.queue(t, "huge", domain.SettingsUpdate{}), c.queue(t, "small", domain.SettingsUpdate{})
+	for range 55 {
+		c.enqueue(t, huge, time.Hour)
+	}
+	c.enqueue(t, small, time.Hour)
+	is.NoErr(c.service.DeleteQueue(ctx, huge.ID)) // deleted first
+	c.clock.Advance(time.Second)
+	is.NoErr(c.service.DeleteQueue(ctx, small.ID))
+
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 56) // one pass removes both queues' data
+	firstOfSmall := slices.Index(c.messages.queueDataQueues, small.ID)
+	is.True(firstOfSmall >= 0 && firstOfSmall <= 1) // the small queue's batch comes before the huge one's second
+}
+
+func TestCleaners_DeletedQueues_MoreThanAPage_AllCleaned(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, defaultCleanerSettings, nil)
+	const queues = domain.MaxListLimit + 5 // more than one page of deletions, all in their grace
+	for i := range queues {
+		q := c.queue(t, fmt.Sprintf("q%04d", i), domain.SettingsUpdate{})
+		c.enqueue(t, q, time.Hour)
+		is.NoErr(c.service.DeleteQueue(ctx, q.ID))
+	}
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), queues) // every page of deleted queues is cleaned
 }

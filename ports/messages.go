@@ -75,8 +75,9 @@ type IdempotencyKey struct {
 	Key string
 	// Fingerprint identifies the request (see domain.FingerprintOf).
 	Fingerprint domain.Fingerprint
-	// Retention is how long after its first use a key still replays: an older one is
-	// taken as new.
+	// Retention is how long after its first use a key still replays, fixed when the key is
+	// stored: the key's record expires then, whatever the retention of later requests, and
+	// an expired one is taken as new.
 	Retention time.Duration
 }
 

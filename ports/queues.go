@@ -29,9 +29,10 @@ type QueueStore interface {
 	// on and the cleaners delete its data. Returns domain.ErrQueueNotFound.
 	DeleteQueue(ctx context.Context, id domain.ID) error
 
-	// DeletedQueues returns up to limit of the queues whose deletion is recorded, the
-	// oldest first, each with how long ago it was deleted.
-	DeletedQueues(ctx context.Context, limit int) ([]DeletedQueue, error)
+	// DeletedQueues returns up to limit of the queues whose deletion is recorded, in ID
+	// order after the ID after (the zero ID: from the first), each with how long ago it was
+	// deleted, so that a caller pages through every record however many there are.
+	DeletedQueues(ctx context.Context, after domain.ID, limit int) ([]DeletedQueue, error)
 
 	// ForgetDeletedQueue drops the record of a deletion, once the cleaners removed the
 	// queue's data and no request can still be adding to it. A record that does not exist

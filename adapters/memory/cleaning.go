@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // DeleteExpired deletes up to limit removable messages.
@@ -45,8 +46,8 @@ func (s *MessageStore) DeleteDeadLetters(_ context.Context, queueID domain.ID, r
 	return deleted, nil
 }
 
-// DeleteIdempotencyKeys deletes up to limit keys older than retention.
-func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error) {
+// DeleteIdempotencyKeys deletes up to limit keys past their own expiry.
+func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.ID, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -56,7 +57,7 @@ func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.I
 		if deleted == limit {
 			break
 		}
-		if !now.Before(record.createdAt.Add(retention)) {
+		if record.expired(now) {
 			delete(q.keys, key)
 			deleted++
 		}
@@ -65,21 +66,23 @@ func (s *MessageStore) DeleteIdempotencyKeys(_ context.Context, queueID domain.I
 }
 
 // DeleteQueueData deletes up to limit of the messages, dead letters and keys of a queue,
-// and forgets the queue once nothing of it is left.
-func (s *MessageStore) DeleteQueueData(_ context.Context, queueID domain.ID, limit int) (int, error) {
+// and forgets the queue once nothing of it is left. Maps need no keyset: the cursor only
+// says when the queue is done.
+func (s *MessageStore) DeleteQueueData(_ context.Context, queueID domain.ID, _ ports.QueueDataCursor, limit int) (int, ports.QueueDataCursor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q, ok := s.queues[queueID]
 	if !ok {
-		return 0, nil
+		return 0, ports.QueueDataCursor{Done: true}, nil
 	}
 	deleted := deleteUpTo(q.messages, limit)
 	deleted += deleteUpTo(q.deadLetters, limit-deleted)
 	deleted += deleteUpTo(q.keys, limit-deleted)
-	if len(q.messages)+len(q.deadLetters)+len(q.keys) == 0 {
-		delete(s.queues, queueID)
+	if len(q.messages)+len(q.deadLetters)+len(q.keys) > 0 {
+		return deleted, ports.QueueDataCursor{}, nil
 	}
-	return deleted, nil
+	delete(s.queues, queueID)
+	return deleted, ports.QueueDataCursor{Done: true}, nil
 }
 
 // deleteUpTo deletes up to limit entries of m and returns how many.

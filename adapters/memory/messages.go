@@ -67,8 +67,13 @@ type entry struct {
 type idempotencyRecord struct {
 	fingerprint domain.Fingerprint
 	ids         []domain.ID
-	createdAt   time.Time
+	// expiresAt is the store time plus the retention of the request that stored the key,
+	// as in the PostgreSQL store: later requests' retention does not move it.
+	expiresAt time.Time
 }
+
+// expired says whether the record no longer replays at now.
+func (r idempotencyRecord) expired(now time.Time) bool { return !now.Before(r.expiresAt) }
 
 // MessageStoreOptions tune a MessageStore; the zero value runs on the system clock.
 type MessageStoreOptions struct {
@@ -95,7 +100,7 @@ func (s *MessageStore) Enqueue(_ context.Context, p ports.EnqueueParams) (ports.
 	now := s.clock.Now()
 	q := s.queue(p.QueueID)
 	if p.Key != nil {
-		if record, ok := q.keys[p.Key.Key]; ok && now.Before(record.createdAt.Add(p.Key.Retention)) {
+		if record, ok := q.keys[p.Key.Key]; ok && !record.expired(now) {
 			if record.fingerprint != p.Key.Fingerprint {
 				return ports.Enqueued{}, domain.ErrIdempotencyKeyReused
 			}
@@ -118,7 +123,7 @@ func (s *MessageStore) Enqueue(_ context.Context, p ports.EnqueueParams) (ports.
 		}
 	}
 	if p.Key != nil {
-		q.keys[p.Key.Key] = idempotencyRecord{fingerprint: p.Key.Fingerprint, ids: ids, createdAt: now}
+		q.keys[p.Key.Key] = idempotencyRecord{fingerprint: p.Key.Fingerprint, ids: ids, expiresAt: now.Add(p.Key.Retention)}
 	}
 	s.wake(p.QueueID, 0, ready)
 	if firstDelay > 0 {
@@ -136,7 +141,7 @@ func (s *MessageStore) Replay(_ context.Context, queueID domain.ID, key ports.Id
 		return ports.Enqueued{}, nil
 	}
 	record, ok := q.keys[key.Key]
-	if !ok || !s.clock.Now().Before(record.createdAt.Add(key.Retention)) {
+	if !ok || record.expired(s.clock.Now()) {
 		return ports.Enqueued{}, nil
 	}
 	if record.fingerprint != key.Fingerprint {

@@ -1,7 +1,7 @@
 package memory
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -109,16 +109,18 @@ func (s *QueueStore) DeleteQueue(_ context.Context, id domain.ID) error {
 	return nil
 }
 
-// DeletedQueues returns up to limit recorded deletions, the oldest first.
-func (s *QueueStore) DeletedQueues(_ context.Context, limit int) ([]ports.DeletedQueue, error) {
+// DeletedQueues returns up to limit recorded deletions after after, in ID order.
+func (s *QueueStore) DeletedQueues(_ context.Context, after domain.ID, limit int) ([]ports.DeletedQueue, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	now := s.clock.Now()
 	deleted := make([]ports.DeletedQueue, 0, len(s.deleted))
 	for id, at := range s.deleted {
-		deleted = append(deleted, ports.DeletedQueue{ID: id, Age: now.Sub(at)})
+		if bytes.Compare(id[:], after[:]) > 0 {
+			deleted = append(deleted, ports.DeletedQueue{ID: id, Age: now.Sub(at)})
+		}
 	}
-	slices.SortFunc(deleted, func(a, b ports.DeletedQueue) int { return cmp.Compare(b.Age, a.Age) })
+	slices.SortFunc(deleted, func(a, b ports.DeletedQueue) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	return deleted[:min(limit, len(deleted))], nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // DeleteExpired deletes up to limit of the queue's removable messages.
@@ -18,19 +19,42 @@ func (s *MessageStore) DeleteDeadLetters(ctx context.Context, queueID domain.ID,
 	return s.exec(ctx, "delete old dead letters", deleteDeadLetters, queueID, retention.Seconds(), limit)
 }
 
-// DeleteIdempotencyKeys deletes up to limit of the queue's idempotency keys older than
-// retention.
-func (s *MessageStore) DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, retention time.Duration, limit int) (int, error) {
-	return s.exec(ctx, "delete idempotency keys", deleteIdempotencyKeys, queueID, retention.Seconds(), limit)
+// DeleteIdempotencyKeys deletes up to limit of the queue's expired idempotency keys.
+func (s *MessageStore) DeleteIdempotencyKeys(ctx context.Context, queueID domain.ID, limit int) (int, error) {
+	return s.exec(ctx, "delete idempotency keys", deleteIdempotencyKeys, queueID, limit)
 }
 
-// DeleteQueueData deletes up to limit rows of each table of a deleted queue's data.
-func (s *MessageStore) DeleteQueueData(ctx context.Context, queueID domain.ID, limit int) (int, error) {
-	var n int64
-	if err := s.pool.QueryRow(ctx, deleteQueueData, queueID, limit).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres: delete queue data: %w", translate(err))
+// DeleteQueueData deletes up to limit rows of a deleted queue's data, table after table,
+// each batch going on by key from where from left off (see deleteQueueData). Once the
+// batches reached the end of the last table it looks for rows they skipped (locked by a
+// request at the time) and starts over when there are any.
+func (s *MessageStore) DeleteQueueData(ctx context.Context, queueID domain.ID, from ports.QueueDataCursor, limit int) (int, ports.QueueDataCursor, error) {
+	cursor, deleted := from, 0
+	for cursor.Table < len(deleteQueueData) && deleted < limit {
+		after := cursor.After
+		if after == "" {
+			after = queueDataFirstKeys[cursor.Table]
+		}
+		want := limit - deleted
+		var gone, chosen int64
+		if err := s.pool.QueryRow(ctx, deleteQueueData[cursor.Table], queueID, after, want).Scan(&gone, &chosen, &after); err != nil {
+			return deleted, from, fmt.Errorf("postgres: delete queue data: %w", translate(err))
+		}
+		deleted += int(gone)
+		if int(chosen) == want { // a full batch: the table may hold more after it
+			cursor.After = after
+			break
+		}
+		cursor = ports.QueueDataCursor{Table: cursor.Table + 1}
 	}
-	return int(n), nil
+	if cursor.Table < len(deleteQueueData) {
+		return deleted, cursor, nil
+	}
+	var left bool
+	if err := s.pool.QueryRow(ctx, queueDataLeft, queueID).Scan(&left); err != nil {
+		return deleted, from, fmt.Errorf("postgres: delete queue data: %w", translate(err))
+	}
+	return deleted, ports.QueueDataCursor{Done: !left}, nil
 }
 
 // exec runs a statement that deletes and returns how many rows it deleted.

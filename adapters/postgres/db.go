@@ -97,6 +97,14 @@ func unreachable(err error) bool {
 		pgconn.SafeToRetry(err)
 }
 
+// isTransient reports whether err is a deadlock_detected or a serialization_failure: the
+// transaction was rolled back for a collision with another, and running it again may
+// succeed.
+func isTransient(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // isUniqueViolation reports whether err is a unique_violation of the named constraint.
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
@@ -35,7 +38,7 @@ func Acknowledging(queueID domain.ID, d domain.Delivery) Operation {
 func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Dequeued, []bool, error) {
 	outcomes := make([]outcome, len(batch))
 	// A gate of its own: slot 0's belongs to the coalescer's goroutines.
-	if err := s.runRoundAt(ctx, &roundGate{}, roundLockKey(0), batch, outcomes); err != nil {
+	if err := s.runRoundAt(ctx, &roundGate{}, 0, batch, outcomes); err != nil {
 		return nil, nil, err
 	}
 	dequeued, removed := make([]ports.Dequeued, len(batch)), make([]bool, len(batch))
@@ -68,8 +71,8 @@ func SharedBuffers(t *testing.T, plan string) int {
 // RoundsRun is how many rounds s has run.
 func RoundsRun(s *MessageStore) int64 { return s.roundsRun.Load() }
 
-// RoundLockKey is the advisory lock key of a round slot.
-func RoundLockKey(slot int) int64 { return roundLockKey(slot) }
+// RoundLockKeys are the two keys of the advisory lock of a round slot.
+func RoundLockKeys(slot int) (class, key int32) { return advisoryLockClass, roundLockKey(slot) }
 
 // EnqueueingWithKey is the operation of an Enqueue of e alone with an idempotency key.
 func EnqueueingWithKey(e domain.Enqueue, key *ports.IdempotencyKey) Operation {
@@ -94,7 +97,7 @@ func Releasing(queueID domain.ID, r domain.Receipt, seconds int32) Operation {
 func RoundHeld(s *MessageStore, ctx context.Context, batch []Operation) ([]bool, error) {
 	outcomes := make([]outcome, len(batch))
 	// A gate of its own: slot 0's belongs to the coalescer's goroutines.
-	if err := s.runRoundAt(ctx, &roundGate{}, roundLockKey(0), batch, outcomes); err != nil {
+	if err := s.runRoundAt(ctx, &roundGate{}, 0, batch, outcomes); err != nil {
 		return nil, err
 	}
 	held := make([]bool, len(batch))
@@ -103,3 +106,39 @@ func RoundHeld(s *MessageStore, ctx context.Context, batch []Operation) ([]bool,
 	}
 	return held, nil
 }
+
+// Listener is the LISTEN connection of a MessageStore, for tests that cut it.
+type Listener struct{ l *listener }
+
+// NewListener returns a listener on config that pings after ping of quiet, waits
+// pingTimeout for the answer, and connects again after retry.
+func NewListener(config *pgx.ConnConfig, ping, pingTimeout, retry time.Duration) Listener {
+	l := newListener(config)
+	l.timing = listenTiming{ping: ping, pingTimeout: pingTimeout, retryMin: retry, retryMax: retry}
+	return Listener{l}
+}
+
+// Subscribe is MessageStore.Subscribe.
+func (l Listener) Subscribe(notify func(ports.Wakeup)) func() { return l.l.subscribe(notify) }
+
+// Close stops the listener.
+func (l Listener) Close() { l.l.close() }
+
+// ListenRetries returns the pauses of the listener's first n attempts to connect again in a
+// row, before jitter.
+func ListenRetries(n int) []time.Duration {
+	retries, retry := make([]time.Duration, n), time.Duration(0)
+	for i := range retries {
+		retry = defaultListenTiming.nextRetry(retry)
+		retries[i] = retry
+	}
+	return retries
+}
+
+// DeleteIdempotencyKeysStatement is the idempotency-key cleaner's statement, for tests that
+// explain it.
+const DeleteIdempotencyKeysStatement = deleteIdempotencyKeys
+
+// DeleteDeadLettersStatement is the dead-letter cleaner's statement, for tests that explain
+// it.
+const DeleteDeadLettersStatement = deleteDeadLetters

@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -81,7 +81,8 @@ func (s *MessageStore) prepareRound(slot int) (undo func()) {
 		return nil
 	}
 	// One simple-protocol message: BEGIN and the lock in one round trip.
-	sql := fmt.Sprintf("BEGIN; %s", replaceParameter(lockRoundSlot, roundLockKey(slot)))
+	sql := "BEGIN; " + strings.NewReplacer("$1", strconv.Itoa(int(advisoryLockClass)),
+		"$2", strconv.Itoa(int(roundLockKey(slot)))).Replace(lockRoundSlot)
 	results, err := conn.Conn().PgConn().Exec(ctx, sql).ReadAll()
 	if err != nil || len(results) != 2 || len(results[1].Rows) != 1 {
 		conn.Release() // with its transaction still open, the pool closes the connection
@@ -95,17 +96,6 @@ func (s *MessageStore) prepareRound(slot int) (undo func()) {
 		g.conn = nil
 		releaseRolledBack(conn)
 	}
-}
-
-// replaceParameter puts the whole number n in place of $1 in sql, for the simple protocol,
-// which takes no parameters.
-func replaceParameter(sql string, n int64) string {
-	for i := 0; i+1 < len(sql); i++ {
-		if sql[i] == '$' && sql[i+1] == '1' {
-			return sql[:i] + strconv.FormatInt(n, 10) + sql[i+2:]
-		}
-	}
-	return sql
 }
 
 // releaseRolledBack rolls back the transaction open on conn, if one is, and gives conn back

@@ -437,3 +437,114 @@ func TestPurge_MessageHeldByARound_RemovedWhenTheRoundIsDone(t *testing.T) {
 	is.NoErr(err)
 	is.Equal(stats.Priorities[0].Ready, int64(0)) // none is left
 }
+
+func TestRound_Deadlock_IsRetried(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	is.NoErr(enqueueOne(s.store, newEnqueue(queueID, domain.PriorityHigh, "locked")))
+	got, err := dequeueOne(s.store, queueID)
+	is.NoErr(err)
+	is.Equal(len(got.Deliveries), 1)
+	delivery := got.Deliveries[0]
+
+	// Another transaction locks the message, so the round's acknowledgement waits for it
+	// while holding its slot's lock, then waits for that lock: a deadlock, which PostgreSQL
+	// breaks (after deadlock_timeout) by failing the round, the first to wait.
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SELECT FROM messages WHERE queue_id = $1 AND id = $2 FOR UPDATE", queueID, delivery.MessageID)
+	is.NoErr(err)
+	var pid int32
+	is.NoErr(tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	type answer struct {
+		removed []bool
+		err     error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		_, removed, err := postgres.Round(s.store, ctx, []postgres.Operation{postgres.Acknowledging(queueID, delivery)})
+		done <- answer{removed, err}
+	}()
+	waitForBlockedBy(t, s, pid)
+	class, slot := postgres.RoundLockKeys(0)
+	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", class, slot)
+	is.NoErr(err) // the deadlock is broken on the round's side
+	is.NoErr(tx.Rollback(ctx))
+
+	a := <-done
+	is.NoErr(a.err)                   // the round ran again instead of failing its requests
+	is.Equal(a.removed, []bool{true}) // and its acknowledgement removed the message
+}
+
+// waitForBlockedBy waits until a backend waits for a lock that the backend pid holds.
+func waitForBlockedBy(t *testing.T, s *isolated, pid int32) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var waiting bool
+		err := s.pool.QueryRow(context.Background(),
+			"SELECT EXISTS (SELECT FROM pg_stat_activity WHERE $1::int = ANY (pg_blocking_pids(pid)))", pid).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no backend came to wait for the lock")
+}
+
+func TestDeleteIdempotencyKeys_CostDoesNotGrowWithUnexpiredKeys(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO idempotency_keys (queue_id, key, fingerprint, message_ids, created_at, expires_at)
+SELECT $1, 'key-' || i, '\x00', '{}', now(), now() + interval '1 hour' FROM generate_series(1, 5000) AS i`, queueID)
+	is.NoErr(err)
+	_, err = s.pool.Exec(ctx, "ANALYZE idempotency_keys")
+	is.NoErr(err)
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	is.NoErr(err)
+	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteIdempotencyKeysStatement)
+	is.NoErr(err)
+	var plan string
+	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 1000)", queueID)).Scan(&plan))
+	buffers := postgres.SharedBuffers(t, plan)
+	is.True(buffers < 20) // the statement reads the expired range of the index only, not the 5,000 live keys
+}
+
+func TestDeleteDeadLetters_CostDoesNotGrowWithRetainedDeadLetters(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO dead_letters (queue_id, id, priority, payload, delivery_attempts, enqueued_at, dead_lettered_at)
+SELECT $1, gen_random_uuid(), 1, '\x00', 1, now(), now() FROM generate_series(1, 5000)`, queueID)
+	is.NoErr(err)
+	_, err = s.pool.Exec(ctx, "ANALYZE dead_letters")
+	is.NoErr(err)
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
+	is.NoErr(err)
+	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteDeadLettersStatement)
+	is.NoErr(err)
+	var plan string
+	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 3600, 1000)", queueID)).Scan(&plan))
+	buffers := postgres.SharedBuffers(t, plan)
+	is.True(buffers < 20) // the statement reads the old range of the index only, not the 5,000 retained dead letters
+}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,14 +25,36 @@ import (
 // serves (docs/workers.md). It costs one connection per instance, held by the listener.
 const wakeupChannel = "retsu_wakeups"
 
-// listenRetry is how long the listener waits before it connects again after losing its
-// connection.
-const listenRetry = time.Second
+// listenTiming is how the listener watches its connection and connects again.
+type listenTiming struct {
+	// ping is how long the connection may be quiet before the listener pings it: a
+	// connection whose server or network went away without a word (a host that lost power,
+	// a dropped route, a firewall that forgot the flow) delivers no notification and no
+	// error, and would keep every waiter on this instance deaf until its long poll ends.
+	ping time.Duration
+	// pingTimeout bounds the ping's answer; without one the connection counts as dead.
+	pingTimeout time.Duration
+	// retryMin and retryMax bound the pause before connecting again, which doubles after
+	// each failed attempt and starts again from retryMin once a LISTEN is in place, so that
+	// the instances do not all hammer a PostgreSQL that is restarting.
+	retryMin, retryMax time.Duration
+}
+
+// defaultListenTiming finds a dead connection within 15 s, well inside the longest long
+// poll (20 s).
+var defaultListenTiming = listenTiming{ping: 10 * time.Second, pingTimeout: 5 * time.Second,
+	retryMin: 250 * time.Millisecond, retryMax: 8 * time.Second}
+
+// nextRetry returns the pause after one of retry, doubled and capped at retryMax.
+func (t listenTiming) nextRetry(retry time.Duration) time.Duration {
+	return min(max(retry*2, t.retryMin), t.retryMax)
+}
 
 // listener holds one connection that LISTENs on wakeupChannel while anyone subscribes, and
 // hands each notification to the subscribers, one call at a time.
 type listener struct {
 	config *pgx.ConnConfig
+	timing listenTiming
 
 	mu          sync.Mutex
 	subscribers map[int]func(ports.Wakeup)
@@ -50,7 +73,7 @@ type listener struct {
 const firstListenWait = 2 * time.Second
 
 func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, subscribers: map[int]func(ports.Wakeup){}, listening: make(chan struct{})}
+	return &listener{config: config, timing: defaultListenTiming, subscribers: map[int]func(ports.Wakeup){}, listening: make(chan struct{})}
 }
 
 // Subscribe calls notify with every wakeup from now on, of this instance and of every other
@@ -84,41 +107,70 @@ func (l *listener) subscribe(notify func(ports.Wakeup)) func() {
 	}
 }
 
-// run listens until ctx ends, connecting again after every failure.
+// run listens until ctx ends, connecting again after every failure, after a pause that
+// grows while the attempts keep failing (with jitter, so that instances spread out).
 func (l *listener) run(ctx context.Context, done chan struct{}) {
 	defer close(done)
+	retry := time.Duration(0)
 	for ctx.Err() == nil {
-		l.listen(ctx)
+		if l.listen(ctx) {
+			retry = 0
+		}
+		retry = l.timing.nextRetry(retry)
 		select {
 		case <-ctx.Done():
-		case <-time.After(listenRetry):
+		case <-time.After(retry/2 + rand.N(retry/2+1)):
 		}
 	}
 }
 
-// listen connects, LISTENs, and hands over notifications until the connection fails or ctx
-// ends.
-func (l *listener) listen(ctx context.Context) {
+// listen connects, LISTENs, and hands over notifications until the connection fails, stops
+// answering pings, or ctx ends. It reports whether its LISTEN was in place.
+func (l *listener) listen(ctx context.Context) (listened bool) {
 	conn, err := pgx.ConnectConfig(ctx, l.config.Copy())
 	if err != nil {
-		return
+		return false
 	}
-	defer conn.Close(context.Background())
+	defer func() {
+		closing, cancel := context.WithTimeout(context.Background(), l.timing.pingTimeout)
+		defer cancel()
+		_ = conn.Close(closing) // a dead connection has nothing to say goodbye to
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeupChannel); err != nil {
-		return
+		return false
 	}
 	l.listened.Do(func() { close(l.listening) })
-	// Whatever was notified before this LISTEN is lost: every waiter looks again.
+	// Whatever was notified before this LISTEN is lost (while disconnected, or before the
+	// dead connection was found out): every waiter looks again, once.
 	l.send(ports.Wakeup{})
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return
-		}
-		if w, ok := parseWakeup(n.Payload); ok {
-			l.send(w)
+		quiet, cancel := context.WithTimeout(ctx, l.timing.ping)
+		n, err := conn.WaitForNotification(quiet)
+		cancel()
+		switch {
+		case err == nil:
+			if w, ok := parseWakeup(n.Payload); ok {
+				l.send(w)
+			}
+		case ctx.Err() != nil:
+			return true
+		case quiet.Err() != nil:
+			// Quiet for a while: a live connection answers a ping; notifications that
+			// arrive meanwhile are kept by pgx for the next WaitForNotification.
+			if !l.answers(ctx, conn) {
+				return true
+			}
+		default:
+			return true
 		}
 	}
+}
+
+// answers pings conn and reports whether it answered within the ping timeout.
+func (l *listener) answers(ctx context.Context, conn *pgx.Conn) bool {
+	ping, cancel := context.WithTimeout(ctx, l.timing.pingTimeout)
+	defer cancel()
+	return conn.Ping(ping) == nil
 }
 
 // send hands w to every subscriber.

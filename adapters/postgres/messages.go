@@ -75,13 +75,16 @@ func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	return s
 }
 
-// roundLockBase is the first of the advisory lock keys of the round slots ("retsu" and a
-// slot number; see lockRoundSlot). An application that shares the database and uses advisory
-// locks must stay clear of the keys from it to it plus RoundsInFlight.
-const roundLockBase = 0x7265747375000000
+// advisoryLockClass is the first key of the advisory locks of the round slots, taken in the
+// two-key form pg_advisory_xact_lock(int4, int4): "rets" in ASCII. Two-key locks are a lock
+// space apart from the single bigint key of pg_advisory_lock(bigint), which is what
+// applications mostly use, so no application lock can hold up a round or be held up by one,
+// whatever its number; an application that uses the two-key form too must leave this class
+// ID to Retsu.
+const advisoryLockClass int32 = 0x72657473
 
-// roundLockKey returns the advisory lock key of round slot slot.
-func roundLockKey(slot int) int64 { return roundLockBase + int64(slot) }
+// roundLockKey returns the second key of the advisory lock of round slot slot.
+func roundLockKey(slot int) int32 { return int32(slot) }
 
 // Close answers the requests already made and refuses new ones with a service_unavailable
 // error, and stops listening. It does not close the pool.

@@ -380,7 +380,8 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 	conn, err := s.pool.Acquire(context.Background())
 	is.NoErr(err)
 	defer conn.Release()
-	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock($1)", postgres.RoundLockKey(0))
+	class, slot := postgres.RoundLockKeys(0)
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock($1, $2)", class, slot)
 	is.NoErr(err)
 	done := make(chan error, 2)
 	for _, store := range []*postgres.MessageStore{s.store, other} {
@@ -391,7 +392,7 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 		t.Fatalf("a round ran while another transaction held its slot's lock (%v)", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", postgres.RoundLockKey(0))
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1, $2)", class, slot)
 	is.NoErr(err)
 	is.NoErr(<-done) // once the lock is free, the rounds of both instances run,
 	is.NoErr(<-done) // one after the other
@@ -404,12 +405,13 @@ func TestRounds_AfterWaitingForTheirLock_GatherTheRequestsOfTheWait(t *testing.T
 	conn, err := s.pool.Acquire(context.Background())
 	is.NoErr(err)
 	defer conn.Release()
+	class, slot := postgres.RoundLockKeys(0)
 	hold := func() {
-		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock($1)", postgres.RoundLockKey(0))
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock($1, $2)", class, slot)
 		is.NoErr(err)
 	}
 	free := func() {
-		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1)", postgres.RoundLockKey(0))
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1, $2)", class, slot)
 		is.NoErr(err)
 	}
 	queueID := newID()
@@ -468,4 +470,32 @@ func TestRound_KeysOfDifferentRetentions_EachExpiresAfterItsOwn(t *testing.T) {
 	_, err = store.Enqueue(context.Background(), ports.EnqueueParams{QueueID: queueID,
 		Messages: []domain.Enqueue{newEnqueue(queueID, domain.PriorityLow, "not again")}, Key: &other})
 	is.True(errors.Is(err, domain.ErrIdempotencyKeyReused)) // while the long one still holds
+}
+
+func TestRounds_ApplicationsSingleKeyAdvisoryLocks_DoNotBlockThem(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	conn, err := s.pool.Acquire(context.Background())
+	is.NoErr(err)
+	defer conn.Release()
+	class, slot := postgres.RoundLockKeys(0)
+	// An application's own locks with the single bigint key, on the numbers Retsu's keys
+	// are made of: the class ID in the high half and the slot in the low, or either alone.
+	singleKeys := []int64{int64(class)<<32 | int64(slot), int64(class), int64(slot), 0x7265747375000000}
+	for _, key := range singleKeys {
+		_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock($1)", key)
+		is.NoErr(err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock_all()")
+	}()
+	done := make(chan error, 1)
+	go func() { done <- enqueueOne(s.store, newEnqueue(newID(), domain.PriorityLow, "not held up")) }()
+	select {
+	case err := <-done:
+		is.NoErr(err) // the round runs: Retsu's locks live in the two-key space, under a class ID of its own
+	case <-time.After(5 * time.Second):
+		t.Fatal("a round waited for an application's single-key advisory lock")
+	}
 }

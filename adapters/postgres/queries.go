@@ -57,12 +57,14 @@ WITH gone AS (
 )
 SELECT queue_id FROM recorded WHERE (SELECT count(*) FROM notified) >= 0`
 
-// selectDeletedQueues lists the recorded deletions, oldest first, with their age in seconds.
+// selectDeletedQueues lists a page of the recorded deletions after queue $1, by primary key,
+// with their age in seconds.
 const selectDeletedQueues = `
 SELECT queue_id, extract(epoch FROM clock_timestamp() - deleted_at)::float8
 FROM deleted_queues
-ORDER BY deleted_at
-LIMIT $1`
+WHERE queue_id > $1
+ORDER BY queue_id
+LIMIT $2`
 
 // forgetDeletedQueue drops a recorded deletion, by primary key.
 const forgetDeletedQueue = `DELETE FROM deleted_queues WHERE queue_id = $1`
@@ -316,16 +318,15 @@ const duePerClaim = "1000"
 const exhaustedPerClaim = "1000"
 
 // lockRoundSlot takes, for its transaction, the advisory lock of one round slot
-// (roundLockKey), and returns how long it waited for it, in seconds: every instance on the
-// database takes the same lock for its slot of the same number, so that rounds run one per
-// slot across all of them, as they do within one instance. A slot that had to wait takes
-// the lock before it gathers its next round (gate.go), so that the requests that arrived
-// during the wait go with it: several instances then send as few, as large rounds as one
-// instance would, and PostgreSQL's cost per message does not grow with the number of
-// instances. An idle database grants the lock at once. Only rounds take these locks, and
-// always first, so no wait for them can be part of a deadlock.
+// (advisoryLockClass, roundLockKey), and returns how long it waited for it, in seconds:
+// every instance on the database takes the same lock for its slot of the same number, so
+// that rounds run one per slot across all of them, as they do within one instance. A slot
+// that had to wait takes the lock before it gathers its next round (gate.go), so that the
+// requests that arrived during the wait go with it: several instances then send about as
+// few, as large rounds as one instance would. An idle database grants the lock at once. Only
+// rounds take these locks, and always first, so no wait for them can be part of a deadlock.
 const lockRoundSlot = `
-WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1))
+WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1::int4, $2::int4))
 SELECT extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 FROM locked`
 
 // deleteAcknowledged removes the messages whose receipt handle names their current lease,
@@ -461,54 +462,78 @@ DELETE FROM messages m
 WHERE m.ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
 // deleteDeadLetters deletes up to $3 dead letters of queue $1 older than $2 seconds, from
-// dead_letters_age_idx, choosing them once as deleteExpired does.
+// the old range of dead_letters_age_idx, choosing them once as deleteExpired does and
+// deleting them by ctid. The cutoff is computed once in a CTE: a volatile clock_timestamp()
+// in the condition would be a filter over every dead letter of the queue, not the scan's
+// bound.
 const deleteDeadLetters = `
-WITH doomed AS MATERIALIZED (
-    SELECT id FROM dead_letters
-    WHERE queue_id = $1 AND dead_lettered_at <= clock_timestamp() - make_interval(secs => $2)
+WITH cutoff AS MATERIALIZED (SELECT clock_timestamp() - make_interval(secs => $2) AS at),
+doomed AS MATERIALIZED (
+    SELECT ctid FROM dead_letters
+    WHERE queue_id = $1 AND dead_lettered_at <= (SELECT at FROM cutoff)
     ORDER BY dead_lettered_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-DELETE FROM dead_letters l
-USING doomed d
-WHERE l.queue_id = $1 AND l.id = d.id`
+DELETE FROM dead_letters
+WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
-// deleteIdempotencyKeys deletes up to $3 idempotency keys of queue $1 older than $2 seconds,
-// from idempotency_keys_age_idx.
+// deleteIdempotencyKeys deletes up to $2 idempotency keys of queue $1 whose own expiry
+// (expires_at, fixed by the retention of the request that stored them) has passed: the
+// expired range of idempotency_keys_expiry_idx, the oldest first, chosen once in a
+// materialized CTE and deleted by ctid, so that the statement reads no more of the index
+// than the batch. The clock is the one of insertMessages and selectIdempotencyKey (a key
+// no request would replay any more), read once in a CTE: a volatile clock_timestamp() in the
+// condition would be a filter over the whole of the queue's index range, not its bound.
 const deleteIdempotencyKeys = `
-WITH doomed AS MATERIALIZED (
-    SELECT key FROM idempotency_keys
-    WHERE queue_id = $1 AND created_at <= clock_timestamp() - make_interval(secs => $2)
-    ORDER BY created_at
-    LIMIT $3
+WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
+doomed AS MATERIALIZED (
+    SELECT ctid FROM idempotency_keys
+    WHERE queue_id = $1 AND expires_at <= (SELECT now FROM clock)
+    ORDER BY expires_at
+    LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
-DELETE FROM idempotency_keys k
-USING doomed d
-WHERE k.queue_id = $1 AND k.key = d.key`
+DELETE FROM idempotency_keys
+WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`
 
-// deleteQueueData deletes up to $2 rows of a deleted queue $1: its messages first, then its
-// dead letters, then its idempotency keys, each through its table's primary key prefix.
-const deleteQueueData = `
-WITH message_rows AS MATERIALIZED (
-    SELECT ctid FROM messages WHERE queue_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED
-), dead_letter_rows AS MATERIALIZED (
-    SELECT ctid FROM dead_letters WHERE queue_id = $1
-    LIMIT greatest($2 - (SELECT count(*) FROM message_rows), 0) FOR UPDATE SKIP LOCKED
-), key_rows AS MATERIALIZED (
-    SELECT ctid FROM idempotency_keys WHERE queue_id = $1
-    LIMIT greatest($2 - (SELECT count(*) FROM message_rows) - (SELECT count(*) FROM dead_letter_rows), 0)
-    FOR UPDATE SKIP LOCKED
-), doomed_messages AS (
-    DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM message_rows)) RETURNING 1
-), doomed_dead_letters AS (
-    DELETE FROM dead_letters WHERE ctid = ANY (ARRAY(SELECT ctid FROM dead_letter_rows)) RETURNING 1
-), doomed_keys AS (
-    DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(SELECT ctid FROM key_rows)) RETURNING 1
+// The statements of DeleteQueueData, one per table of a deleted queue's data in the order it
+// empties them: each deletes up to $3 rows of queue $1 after key $2 in its primary key's
+// order (keyset: it starts where the batch before it ended, reading none of the index
+// entries that batch left dead), skipping rows that others lock, and returns the last key
+// it deleted as text, with how many it deleted and how many it chose (fewer only when
+// another transaction deleted some first).
+var deleteQueueData = [...]string{
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, id FROM messages WHERE queue_id = $1 AND id > $2::text::uuid ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM messages WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
 )
-SELECT (SELECT count(*) FROM doomed_messages) + (SELECT count(*) FROM doomed_dead_letters)
-     + (SELECT count(*) FROM doomed_keys)`
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT id::text FROM doomed ORDER BY id DESC LIMIT 1), $2)`,
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, id FROM dead_letters WHERE queue_id = $1 AND id > $2::text::uuid ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM dead_letters WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT id::text FROM doomed ORDER BY id DESC LIMIT 1), $2)`,
+	`WITH doomed AS MATERIALIZED (
+    SELECT ctid, key FROM idempotency_keys WHERE queue_id = $1 AND key > $2::text ORDER BY key LIMIT $3 FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed)) RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM doomed), coalesce((SELECT max(key) FROM doomed), $2)`,
+}
+
+// queueDataFirstKeys are the keys before every key of each table of deleteQueueData.
+var queueDataFirstKeys = [...]string{"00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000", ""}
+
+// queueDataLeft says whether anything of deleted queue $1 is left once the keyset batches
+// reached the end of every table: rows they skipped while others locked them. Each EXISTS
+// reads its primary key's prefix up to the first live row.
+const queueDataLeft = `
+SELECT EXISTS (SELECT FROM messages WHERE queue_id = $1)
+    OR EXISTS (SELECT FROM dead_letters WHERE queue_id = $1)
+    OR EXISTS (SELECT FROM idempotency_keys WHERE queue_id = $1)`
 
 // claimCleanerPass records the start of cleaner $1's pass, by primary key, unless another
 // started less than $2 seconds ago; a row comes back when this call got the pass.

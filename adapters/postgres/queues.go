@@ -89,9 +89,9 @@ func (s *QueueStore) DeleteQueue(ctx context.Context, id domain.ID) error {
 	return nil
 }
 
-// DeletedQueues returns up to limit recorded deletions, the oldest first.
-func (s *QueueStore) DeletedQueues(ctx context.Context, limit int) ([]ports.DeletedQueue, error) {
-	rows, err := s.pool.Query(ctx, selectDeletedQueues, limit)
+// DeletedQueues returns up to limit recorded deletions after after, in ID order.
+func (s *QueueStore) DeletedQueues(ctx context.Context, after domain.ID, limit int) ([]ports.DeletedQueue, error) {
+	rows, err := s.pool.Query(ctx, selectDeletedQueues, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: select deleted queues: %w", translate(err))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -172,25 +173,52 @@ func appendReceipts(entries []receiptEntry, position int, op operation) []receip
 	return entries
 }
 
+// roundRetries bounds how many times a round that PostgreSQL rolled back for a deadlock or a
+// serialization failure runs again, after a pause of roundRetryPause times the attempt
+// (jittered), so that the transaction it collided with can finish first.
+const (
+	roundRetries    = 3
+	roundRetryPause = 20 * time.Millisecond
+)
+
 // runRound carries out a batch of operations as one round, in the round slot slot of this
-// instance, and answers each.
+// instance, and answers each. A round that fails with a deadlock or a serialization failure
+// was rolled back whole (a batch is one transaction), so it runs again, up to roundRetries
+// times, rather than failing every request it carries for a collision that is usually gone
+// a moment later: a deadlock with a cleaner or an operator's statement, say.
 func (s *MessageStore) runRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
-	return s.runRoundAt(ctx, &s.gates[slot], roundLockKey(slot), batch, outcomes)
+	return s.runRoundAt(ctx, &s.gates[slot], slot, batch, outcomes)
 }
 
-// runRoundAt runs a round under the round lock lockKey, through gate g (gate.go).
-func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, lockKey int64, batch []operation, outcomes []outcome) error {
+// runRoundAt runs a round under the round lock of slot, through gate g (gate.go).
+func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, slot int, batch []operation, outcomes []outcome) error {
+	for attempt := 0; ; attempt++ {
+		err := s.tryRound(ctx, g, slot, batch, outcomes)
+		if err == nil || attempt == roundRetries || !isTransient(err) {
+			return err
+		}
+		clear(outcomes)
+		pause := roundRetryPause * time.Duration(attempt+1)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause/2 + rand.N(pause/2+1)):
+		}
+	}
+}
+
+// tryRound makes one attempt at runRoundAt. The first attempt of a gated slot runs in the
+// transaction prepareRound opened, which holds the lock already; any other takes the lock
+// itself, first.
+func (s *MessageStore) tryRound(ctx context.Context, g *roundGate, slot int, batch []operation, outcomes []outcome) error {
 	s.roundsRun.Add(1)
 	r := newRound(batch)
 	statements := r.statements(batch)
-	var err error
-	if g.conn != nil {
-		// prepareRound took the slot's lock in a transaction: the round ends it.
-		conn := g.conn
+	if conn := g.conn; conn != nil {
 		g.conn = nil
 		statements.Queue("COMMIT")
 		results := conn.SendBatch(ctx, statements)
-		err = r.read(results, batch, outcomes)
+		err := r.read(results, batch, outcomes)
 		if err == nil {
 			if _, commitErr := results.Exec(); commitErr != nil {
 				err = fmt.Errorf("postgres: commit round: %w", translate(commitErr))
@@ -200,21 +228,23 @@ func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, lockKey int
 			err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
 		}
 		releaseRolledBack(conn)
-	} else {
-		// The slot's round lock comes first: see lockRoundSlot and gate.go.
-		statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{lockKey}}},
-			statements.QueuedQueries...)
-		results := s.pool.SendBatch(ctx, statements)
-		var wait float64
-		if err := results.QueryRow().Scan(&wait); err != nil {
-			_ = results.Close()
-			return fmt.Errorf("postgres: lock round slot: %w", translate(err))
+		if err == nil {
+			r.answerRepeats(batch, outcomes)
 		}
-		g.waited(wait)
-		err = r.read(results, batch, outcomes)
-		if closeErr := results.Close(); err == nil && closeErr != nil {
-			err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
-		}
+		return err
+	}
+	statements.QueuedQueries = append([]*pgx.QueuedQuery{{SQL: lockRoundSlot, Arguments: []any{advisoryLockClass, roundLockKey(slot)}}},
+		statements.QueuedQueries...)
+	results := s.pool.SendBatch(ctx, statements)
+	var wait float64
+	if err := results.QueryRow().Scan(&wait); err != nil {
+		_ = results.Close()
+		return fmt.Errorf("postgres: lock round slot: %w", translate(err))
+	}
+	g.waited(wait)
+	err := r.read(results, batch, outcomes)
+	if closeErr := results.Close(); err == nil && closeErr != nil {
+		err = fmt.Errorf("postgres: commit round: %w", translate(closeErr))
 	}
 	if err == nil {
 		r.answerRepeats(batch, outcomes)

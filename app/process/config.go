@@ -321,9 +321,9 @@ func (b *binder) dbConnectTimeout(c *Config) {
 // cleaners registers the settings of the cleaners. A pass every second at most keeps
 // several instances from hammering the database with passes that find nothing.
 func (b *binder) cleaners(c *Config) {
-	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", 30*time.Second, time.Second, "time between two passes of the cleaners")
-	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", 1000, 1, "rows a cleaner deletes per statement")
-	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", 336*time.Hour, time.Minute, "how long dead letters are kept")
+	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", app.DefaultCleanupInterval, time.Second, "time between two passes of the cleaners")
+	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", app.DefaultCleanupBatchSize, 1, "rows a cleaner deletes per statement")
+	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", app.DefaultDeadLetterRetention, time.Minute, "how long dead letters are kept")
 	b.duration(&c.Cleaners.IdempotencyRetention, "idempotency-retention", "RETSU_IDEMPOTENCY_RETENTION", domain.DefaultIdempotencyRetention, time.Minute,
 		"how long an Idempotency-Key replays its enqueue")
 }

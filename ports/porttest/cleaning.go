@@ -1,10 +1,12 @@
 package porttest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
 )
 
 // TestCleaning runs the Cleaning contract over the harness's Store, which makes what the
@@ -106,31 +108,46 @@ var cleaningTests = []messageTestCase{
 		}
 	}},
 
-	{"DeleteIdempotencyKeys_RemovesOnlyThoseOlderThanRetention", func(t *testing.T, m *messageTest) {
+	{"DeleteIdempotencyKeys_RemovesOnlyExpiredKeys", func(t *testing.T, m *messageTest) {
 		key := uniqueName("key")
-		_, err := m.enqueueWithKey(key, fingerprintA, time.Hour, m.message(domain.PriorityHigh, "x"))
+		_, err := m.enqueueWithKey(key, fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
 		m.is.NoErr(err)
-		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Hour, 100)
+		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
 		m.is.NoErr(err)
-		m.is.Equal(deleted, 0) // a young key is kept
+		m.is.Equal(deleted, 0) // a key within its retention is kept
 		m.Wait(time.Second + margin)
-		deleted, err = m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Second, 100)
+		deleted, err = m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
 		m.is.NoErr(err)
-		m.is.Equal(deleted, 1) // an old one is deleted
+		m.is.Equal(deleted, 1) // an expired one is deleted
 		enqueued, err := m.enqueueWithKey(key, fingerprintB, time.Hour, m.message(domain.PriorityHigh, "y"))
 		m.is.NoErr(err)
 		m.is.True(!enqueued.Replayed)        // and gone: the key is new again
 		m.is.Equal(m.total(ready), int64(2)) // while the messages it stored stay
 	}},
 
+	{"DeleteIdempotencyKeys_KeepsEachKeyForTheRetentionItWasStoredWith", func(t *testing.T, m *messageTest) {
+		long, short := uniqueName("long"), uniqueName("short")
+		_, err := m.enqueueWithKey(long, fingerprintA, time.Hour, m.message(domain.PriorityHigh, "kept an hour"))
+		m.is.NoErr(err)
+		_, err = m.enqueueWithKey(short, fingerprintA, time.Second, m.message(domain.PriorityHigh, "kept a second"))
+		m.is.NoErr(err)
+		m.Wait(time.Second + margin)
+		deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 100)
+		m.is.NoErr(err)
+		m.is.Equal(deleted, 1) // only the key stored with the short retention has expired
+		enqueued, err := m.enqueueWithKey(long, fingerprintA, time.Second, m.message(domain.PriorityHigh, "retry"))
+		m.is.NoErr(err)
+		m.is.True(enqueued.Replayed) // the long key still replays, whatever the retention now
+	}},
+
 	{"DeleteIdempotencyKeys_DeletesAtMostLimit", func(t *testing.T, m *messageTest) {
 		for range 3 {
-			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Hour, m.message(domain.PriorityHigh, "x"))
+			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
 			m.is.NoErr(err)
 		}
 		m.Wait(time.Second + margin)
 		for _, want := range []int{2, 1, 0} {
-			deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, time.Second, 2)
+			deleted, err := m.Cleaning.DeleteIdempotencyKeys(ctx, m.queueID, 2)
 			m.is.NoErr(err)
 			m.is.Equal(deleted, want) // each call deletes at most the limit
 		}
@@ -147,21 +164,47 @@ var cleaningTests = []messageTestCase{
 		m.is.NoErr(err)
 		m.is.NoErr(m.Queues.DeleteQueue(ctx, m.queueID))
 		// 2 dead letters, 4 messages and 1 key: 7 rows.
-		for _, want := range []int{3, 3, 1, 0} {
-			deleted, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, 3)
+		var cursor ports.QueueDataCursor
+		for i, want := range []int{3, 3, 1} {
+			deleted, next, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, cursor, 3)
 			m.is.NoErr(err)
-			m.is.Equal(deleted, want) // each call deletes at most the limit, until nothing is left
+			m.is.Equal(deleted, want)     // each call deletes at most the limit, going on from the last
+			m.is.Equal(next.Done, i == 2) // until nothing is left
+			cursor = next
 		}
 		m.is.Equal(m.deadLettered(), int64(0))                                                                        // the dead letters are gone
 		m.is.Equal(m.total(func(p domain.PriorityStats) int64 { return p.Ready + p.Delayed + p.InFlight }), int64(0)) // and the messages
 	}},
 
+	{"DeleteQueueData_ManyBatches_EachGoesOnFromTheLast", func(t *testing.T, m *messageTest) {
+		m.createQueue(t)
+		for i := range 7 {
+			m.enqueue(domain.PriorityLow, fmt.Sprintf("m%d", i))
+			_, err := m.enqueueWithKey(uniqueName("key"), fingerprintA, time.Hour, m.message(domain.PriorityLow, "keyed"))
+			m.is.NoErr(err)
+		}
+		m.is.NoErr(m.Queues.DeleteQueue(ctx, m.queueID))
+		// 14 messages and 7 keys: 21 rows, in batches of 2.
+		var cursor ports.QueueDataCursor
+		total, calls := 0, 0
+		for !cursor.Done && calls < 20 {
+			deleted, next, err := m.Cleaning.DeleteQueueData(ctx, m.queueID, cursor, 2)
+			m.is.NoErr(err)
+			m.is.True(deleted <= 2) // never more than the limit
+			total, cursor, calls = total+deleted, next, calls+1
+		}
+		m.is.True(cursor.Done) // the batches end
+		m.is.Equal(total, 21)  // having deleted every row once
+		m.is.True(calls <= 12) // each batch full but the last ones of a table
+	}},
+
 	{"DeleteQueueData_OtherQueuesUntouched", func(t *testing.T, m *messageTest) {
 		id := m.enqueue(domain.PriorityHigh, "kept")
 		gone := newID()
-		deleted, err := m.Cleaning.DeleteQueueData(ctx, gone, 100)
+		deleted, cursor, err := m.Cleaning.DeleteQueueData(ctx, gone, ports.QueueDataCursor{}, 100)
 		m.is.NoErr(err)
 		m.is.Equal(deleted, 0)                // a queue without data has nothing to delete
+		m.is.True(cursor.Done)                // and is done
 		m.is.Equal(m.dequeue().MessageID, id) // and no other queue loses any
 	}},
 }

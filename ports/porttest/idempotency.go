@@ -86,6 +86,43 @@ var idempotencyTests = []messageTestCase{
 		m.is.Equal(enqueued.IDs, []domain.ID{second.MessageID}) // with its IDs
 	}},
 
+	{"Idempotency_ShorterRetentionLater_StillReplaysForTheStoredOne", func(t *testing.T, m *messageTest) {
+		key := uniqueName("key")
+		first := m.message(domain.PriorityHigh, "x")
+		_, err := m.enqueueWithKey(key, fingerprintA, time.Hour, first)
+		m.is.NoErr(err)
+		m.Wait(time.Second + margin)
+		for _, retry := range []func() (ports.Enqueued, error){
+			func() (ports.Enqueued, error) {
+				return m.enqueueWithKey(key, fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
+			},
+			func() (ports.Enqueued, error) {
+				return m.Store.Replay(ctx, m.queueID, ports.IdempotencyKey{Key: key, Fingerprint: fingerprintA, Retention: time.Second})
+			},
+		} {
+			enqueued, err := retry()
+			m.is.NoErr(err)
+			m.is.True(enqueued.Replayed)                           // the key keeps the retention it was stored with
+			m.is.Equal(enqueued.IDs, []domain.ID{first.MessageID}) // and answers its IDs
+		}
+		m.is.Equal(m.total(ready), int64(1)) // storing nothing again
+	}},
+
+	{"Idempotency_LongerRetentionLater_DoesNotRevive", func(t *testing.T, m *messageTest) {
+		key := uniqueName("key")
+		_, err := m.enqueueWithKey(key, fingerprintA, time.Second, m.message(domain.PriorityHigh, "x"))
+		m.is.NoErr(err)
+		m.Wait(time.Second + margin)
+		replayed, err := m.Store.Replay(ctx, m.queueID, ports.IdempotencyKey{Key: key, Fingerprint: fingerprintA, Retention: time.Hour})
+		m.is.NoErr(err)
+		m.is.True(!replayed.Replayed) // a key past the retention it was stored with has expired
+		second := m.message(domain.PriorityHigh, "x")
+		enqueued, err := m.enqueueWithKey(key, fingerprintA, time.Hour, second)
+		m.is.NoErr(err)
+		m.is.True(!enqueued.Replayed)                           // however long the retention is now
+		m.is.Equal(enqueued.IDs, []domain.ID{second.MessageID}) // the request stores its own message
+	}},
+
 	{"Idempotency_KeysArePerQueue", func(t *testing.T, m *messageTest) {
 		key := uniqueName("key")
 		_, err := m.enqueueWithKey(key, fingerprintA, time.Hour, m.message(domain.PriorityHigh, "x"))

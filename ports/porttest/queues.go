@@ -40,7 +40,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 	// recorded returns the store's records of the given queues' deletions, in its order.
 	recorded := func(t *testing.T, s ports.QueueStore, limit int, ids ...domain.ID) []ports.DeletedQueue {
 		t.Helper()
-		all, err := s.DeletedQueues(ctx, limit)
+		all, err := s.DeletedQueues(ctx, domain.ID{}, limit)
 		if err != nil {
 			t.Fatalf("deleted queues: %v", err)
 		}
@@ -240,22 +240,40 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		is.Equal(got, kept) // deleting a queue leaves the others alone
 	})
 
-	t.Run("DeletedQueues_OldestFirstWithAge", func(t *testing.T) {
+	t.Run("DeletedQueues_ByIDWithAge", func(t *testing.T) {
+		t.Parallel()
+		is := is.New(t)
+		s := newStore(t)
+		first := create(t, s, uniqueName("first"))
+		second := create(t, s, uniqueName("second"))
+		deleted(t, s, second)
+		time.Sleep(20 * time.Millisecond)
+		deleted(t, s, first)
+		got := recorded(t, s, domain.MaxListLimit, first.ID, second.ID)
+		is.Equal(len(got), 2)             // both deletions are recorded
+		is.Equal(got[0].ID, first.ID)     // in ID order
+		is.Equal(got[1].ID, second.ID)    // whatever the order of the deletions
+		is.True(got[1].Age > got[0].Age)  // each with how long ago it was deleted
+		is.True(got[0].Age >= 0)          // which is never negative
+		is.True(got[1].Age < time.Minute) // and counts from the deletion
+	})
+
+	t.Run("DeletedQueues_PagesAfterAnID", func(t *testing.T) {
 		t.Parallel()
 		is := is.New(t)
 		s := newStore(t)
 		first := create(t, s, uniqueName("first"))
 		second := create(t, s, uniqueName("second"))
 		deleted(t, s, first)
-		time.Sleep(20 * time.Millisecond)
 		deleted(t, s, second)
-		got := recorded(t, s, domain.MaxListLimit, first.ID, second.ID)
-		is.Equal(len(got), 2)             // both deletions are recorded
-		is.Equal(got[0].ID, first.ID)     // the oldest first
-		is.Equal(got[1].ID, second.ID)    // then the newer
-		is.True(got[0].Age > got[1].Age)  // each with how long ago it was deleted
-		is.True(got[1].Age >= 0)          // which is never negative
-		is.True(got[0].Age < time.Minute) // and counts from the deletion
+		page, err := s.DeletedQueues(ctx, first.ID, domain.MaxListLimit)
+		is.NoErr(err)
+		ids := make([]domain.ID, len(page))
+		for i, d := range page {
+			ids[i] = d.ID
+		}
+		is.True(!slices.Contains(ids, first.ID)) // the page starts after the ID given
+		is.True(slices.Contains(ids, second.ID)) // with the records after it
 	})
 
 	t.Run("DeletedQueues_AtMostLimit", func(t *testing.T) {
@@ -265,7 +283,7 @@ func TestQueueStore(t *testing.T, newStore func(t *testing.T) ports.QueueStore) 
 		for i := range 3 {
 			deleted(t, s, create(t, s, uniqueName(fmt.Sprintf("limit%d", i))))
 		}
-		all, err := s.DeletedQueues(ctx, 2)
+		all, err := s.DeletedQueues(ctx, domain.ID{}, 2)
 		is.NoErr(err)
 		is.Equal(len(all), 2) // no more records than the limit
 	})
