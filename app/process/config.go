@@ -232,6 +232,9 @@ func parseConfig(command string, args []string, lookupEnv LookupEnv, output io.W
 		}
 		return parsed{}, &ConfigError{"arguments", err.Error()}
 	}
+	if err := errors.Join(b.errs...); err != nil {
+		return parsed{}, err
+	}
 	return parsed{Config: c, args: fs.Args()}, nil
 }
 
@@ -259,14 +262,27 @@ type binder struct {
 // (never a secret from the environment), then applies the environment's value. A variable
 // set to "" keeps the default, as if it were not set; tokens refuses it instead.
 func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse func(string) (T, error)) {
+	bindValue(b, &flagValue[T]{p: p, parse: parse}, name, env, def, usage)
+}
+
+// bindSecret is bind for a setting that holds secrets. The flag package quotes the value
+// of a flag it could not set, in its error and in what it prints, so a malformed value of
+// this flag is recorded here instead, naming the flag and not the value.
+func bindSecret[T any](b *binder, p *T, name, env string, usage string, parse func(string) (T, error)) {
+	refuse := func(err error) { b.errs = append(b.errs, &ConfigError{"--" + name, err.Error()}) }
+	bindValue(b, &flagValue[T]{p: p, parse: parse, refuse: refuse}, name, env, *new(T), usage)
+}
+
+func bindValue[T any](b *binder, v *flagValue[T], name, env string, def T, usage string) {
+	p, parse := v.p, v.parse
 	*p = def
-	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
+	b.fs.Var(v, name, usage+" ["+env+"]")
 	if text, _ := b.lookupEnv(env); text != "" {
-		v, err := parse(text)
+		value, err := parse(text)
 		if err != nil {
 			b.errs = append(b.errs, &ConfigError{env, err.Error()})
 		} else {
-			*p = v
+			*p = value
 		}
 	}
 }
@@ -275,6 +291,8 @@ func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse f
 type flagValue[T any] struct {
 	p     *T
 	parse func(string) (T, error)
+	// refuse, when set, takes the errors of Set, which then succeeds.
+	refuse func(error)
 }
 
 func (v *flagValue[T]) String() string {
@@ -289,6 +307,10 @@ func (v *flagValue[T]) String() string {
 
 func (v *flagValue[T]) Set(text string) error {
 	parsed, err := v.parse(text)
+	if err != nil && v.refuse != nil {
+		v.refuse(err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -336,7 +358,7 @@ func (b *binder) tokens(p *[]string, name, env, usage string) {
 	if text, set := b.lookupEnv(env); set && strings.TrimSpace(text) == "" {
 		b.errs = append(b.errs, &ConfigError{env, "is set but holds no token; unset it to serve without authentication"})
 	}
-	bind(b, p, name, env, nil, usage, func(s string) ([]string, error) {
+	bindSecret(b, p, name, env, usage, func(s string) ([]string, error) {
 		var tokens []string
 		for _, token := range strings.Split(s, ",") {
 			token = strings.TrimSpace(token)

@@ -265,3 +265,33 @@ func merge(base map[string]string, key, value string) map[string]string {
 	}
 	return m
 }
+
+func TestParseServeConfig_BadSecretFlags_NameTheFlagWithoutTheSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-short"
+	tests := []struct {
+		name    string
+		args    []string
+		setting string
+	}{
+		{"short token", []string{"--api-tokens=" + secret}, "--api-tokens"},
+		{"token with a space", []string{"--api-tokens", secret + " 0123456789abcdef"}, "--api-tokens"},
+		{"short SQS secret", []string{"--sqs-credentials=AKID:" + secret}, "--sqs-credentials"},
+		{"SQS pair without a colon", []string{"--sqs-credentials", "AKID" + secret + "0123456789"}, "--sqs-credentials"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			var out strings.Builder
+
+			_, err := process.ParseServeConfig(tc.args, env(withDatabase), &out)
+
+			var configErr *process.ConfigError
+			is.True(errors.As(err, &configErr))                // a configuration error
+			is.True(strings.Contains(err.Error(), tc.setting)) // that names the flag
+			is.True(!strings.Contains(err.Error(), secret))    // but not the secret
+			is.True(!strings.Contains(out.String(), secret))   // which the output does not show either
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 // LogValue shows the configuration in logs without its secrets: the passwords of the
@@ -63,8 +64,26 @@ var passwordSetting = regexp.MustCompile(`((?:^|[\s?&])(?:ssl)?password\s*=\s*)(
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
 		s = u.Redacted()
+	} else {
+		s = redactMalformedUserInfo(s)
 	}
 	return passwordSetting.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// redactMalformedUserInfo replaces the password of a URL that net/url cannot parse (a bad
+// port, a stray %): whatever lies between the first colon after the scheme and the last @.
+// A password may hold unescaped / or @, so it redacts too much rather than too little.
+func redactMalformedUserInfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	at := strings.LastIndex(rest, "@")
+	if !ok || at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
 // NewLogger returns the logger that cfg describes, writing to w.

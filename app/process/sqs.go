@@ -25,7 +25,7 @@ const (
 // sqs registers the settings of the SQS-compatible endpoint.
 func (b *binder) sqs(c *Config) {
 	b.string(&c.SQSAddr, "sqs-addr", "RETSU_SQS_ADDR", "", "address of the SQS-compatible endpoint, such as 127.0.0.1:9324 (empty: no endpoint)")
-	bind(b, &c.SQSCredentials, "sqs-credentials", "RETSU_SQS_CREDENTIALS", nil,
+	bindSecret(b, &c.SQSCredentials, "sqs-credentials", "RETSU_SQS_CREDENTIALS",
 		"comma-separated ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests must be signed with (none: no authentication)", parseSQSCredentials)
 }
 
