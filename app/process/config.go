@@ -110,7 +110,7 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.databaseURL(c)
 		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, 1, "maximum PostgreSQL connections")
+		b.dbMaxConns(c, 16)
 		b.dbConnectTimeout(c)
 		b.int(&c.DBRoundsInFlight, "db-rounds-in-flight", "RETSU_DB_ROUNDS_IN_FLIGHT", 1, 1, "transactions of coalesced requests in PostgreSQL at once")
 		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, 10*time.Millisecond, "how long an instance without Redis keeps queue details")
@@ -159,7 +159,7 @@ func ParseWorkConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Conf
 		c.Store = StorePostgres
 		b.databaseURL(c)
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before working")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, 1, "maximum PostgreSQL connections")
+		b.dbMaxConns(c, 4)
 		b.dbConnectTimeout(c)
 		b.cleaners(c)
 	})
@@ -333,6 +333,15 @@ func (b *binder) databaseURL(c *Config) {
 	b.string(&c.DatabaseURL, "database-url", "RETSU_DATABASE_URL", "", "PostgreSQL URL, such as postgres://user@host:5432/db")
 }
 
+// maxDBConns bounds RETSU_DB_MAX_CONNS. PostgreSQL serves each connection with a process of
+// its own and defaults to 100 in all; a pool larger than this is a typo (or a unit mistake),
+// and a value past int32 would wrap around in pgx's setting.
+const maxDBConns = 1000
+
+func (b *binder) dbMaxConns(c *Config, def int) {
+	b.intRange(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", def, 1, maxDBConns, "maximum PostgreSQL connections of the process")
+}
+
 func (b *binder) dbConnectTimeout(c *Config) {
 	b.duration(&c.DBConnectTimeout, "db-connect-timeout", "RETSU_DB_CONNECT_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to open a PostgreSQL connection")
 }
@@ -396,6 +405,18 @@ func (b *binder) int(p *int, name, env string, def, min int, usage string) {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < min {
 			return 0, fmt.Errorf("must be a whole number of at least %d, not %q", min, s)
+		}
+		return v, nil
+	})
+}
+
+// intRange registers a whole number from min to max, which the usage text names.
+func (b *binder) intRange(p *int, name, env string, def, min, max int, usage string) {
+	usage += fmt.Sprintf(" (%d to %d)", min, max)
+	bind(b, p, name, env, def, usage, func(s string) (int, error) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < min || v > max {
+			return 0, fmt.Errorf("must be a whole number from %d to %d, not %q", min, max, s)
 		}
 		return v, nil
 	})

@@ -295,3 +295,44 @@ func TestParseServeConfig_BadSecretFlags_NameTheFlagWithoutTheSecret(t *testing.
 		})
 	}
 }
+
+func TestParseConfig_DBMaxConns_MustBeFromOneToTheBound(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		value string
+		ok    bool
+	}{
+		{"1", true},
+		{"1000", true},
+		{"0", false},
+		{"-1", false},
+		{"1001", false},
+		{"4294967297", false}, // 2^32 + 1 would become 1 as an int32
+		{"2147483648", false}, // 2^31 would become negative, and so pgx's default
+		{"many", false},
+	}
+	for _, tc := range tests {
+		for name, parse := range map[string]func([]string, process.LookupEnv) error{"serve": serve, "work": work} {
+			t.Run(name+"/"+tc.value, func(t *testing.T) {
+				t.Parallel()
+				is := is.New(t)
+
+				envErr := parse(nil, env(merge(withDatabase, "RETSU_DB_MAX_CONNS", tc.value)))
+				flagErr := parse([]string{"--db-max-conns=" + tc.value}, env(withDatabase))
+
+				if tc.ok {
+					is.NoErr(envErr) // a pool size within the bound is taken
+					is.NoErr(flagErr)
+					return
+				}
+				var configErr *process.ConfigError
+				is.True(errors.As(envErr, &configErr))                          // refused
+				is.True(strings.Contains(envErr.Error(), "RETSU_DB_MAX_CONNS")) // naming the variable
+				is.True(strings.Contains(envErr.Error(), "1 to 1000"))          // and the range
+				is.True(errors.As(flagErr, &configErr))                         // the flag too
+				is.True(strings.Contains(flagErr.Error(), "db-max-conns"))
+				is.True(strings.Contains(flagErr.Error(), "1 to 1000"))
+			})
+		}
+	}
+}
