@@ -63,12 +63,11 @@ type Options struct {
 
 // api holds what the handlers share.
 type api struct {
-	svc        app.Retsu
-	log        *slog.Logger
-	problems   *problemWriter
-	ready      func(ctx context.Context) error
-	cacheReady func(ctx context.Context) error
-	metrics    http.Handler
+	svc       app.Retsu
+	log       *slog.Logger
+	problems  *problemWriter
+	readiness *readiness
+	metrics   http.Handler
 	// serving and waiting cap the requests served at once (see admit); nil has no cap.
 	serving, waiting *limiter
 	requestTimeout   time.Duration
@@ -82,7 +81,8 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	}
 	a := &api{
 		svc: svc, log: log, problems: newProblemWriter(log),
-		ready: o.Ready, cacheReady: o.CacheReady, metrics: o.Metrics,
+		readiness: &readiness{postgres: o.Ready, redis: o.CacheReady, timeout: readinessTimeout(o.RequestTimeout)},
+		metrics:   o.Metrics,
 		serving: newLimiter(o.MaxConcurrentRequests, requestError(domain.CodeUnavailable,
 			"the server is at its limit of concurrent requests; try again shortly")),
 		waiting: newLimiter(o.MaxWaitingRequests, requestError(domain.CodeUnavailable,
