@@ -116,8 +116,8 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, 10*time.Millisecond, "how long an instance without Redis keeps queue details")
 		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to read request headers")
 		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, 100*time.Millisecond, "time allowed to read a whole request")
-		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 40*time.Second, time.Second,
-			"time allowed to answer a request; must exceed the longest long poll (20s) plus the request timeout")
+		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 50*time.Second, time.Second,
+			"time allowed to read a request's body and answer it; must exceed the read timeout plus the longest long poll (20s) plus the request timeout")
 		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, time.Second, "time a kept-alive connection may stay idle")
 		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, 1024, "largest accepted request line and headers in bytes; 431 past it")
 		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, "time a stopping server waits for requests in flight")
@@ -137,12 +137,13 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
-	case c.WriteTimeout <= domain.MaxWait+c.RequestTimeout:
-		// A long poll answers up to its wait plus the request timeout after its headers;
-		// a write timeout within that would cut the answer off.
+	case c.WriteTimeout <= c.ReadTimeout+domain.MaxWait+c.RequestTimeout:
+		// net/http starts the write timeout once a request's headers are read. A long poll
+		// answers after its body (which may arrive slowly, within the read timeout), its
+		// wait and its work: a write timeout within that would cut the answer off.
 		return Config{}, &ConfigError{"RETSU_WRITE_TIMEOUT (--write-timeout)", fmt.Sprintf(
-			"must be longer than the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
-			domain.MaxWait, c.RequestTimeout, domain.MaxWait+c.RequestTimeout)}
+			"must be longer than RETSU_READ_TIMEOUT (%s), for a body sent slowly, plus the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
+			c.ReadTimeout, domain.MaxWait, c.RequestTimeout, c.ReadTimeout+domain.MaxWait+c.RequestTimeout)}
 	}
 	if err := checkSQS(c.Config); err != nil {
 		return Config{}, err

@@ -39,7 +39,7 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
 	is.Equal(c.LogLevel, slog.LevelInfo)                    // logging at info
 	is.Equal(c.ReadHeaderTimeout, 5*time.Second)            // with server timeouts
-	is.Equal(c.WriteTimeout, 40*time.Second)                // the write timeout above a long poll and the request timeout
+	is.Equal(c.WriteTimeout, 50*time.Second)                // the write timeout above a slow body, a long poll and the request timeout
 	is.Equal(c.Cleaners.IdempotencyRetention, 24*time.Hour) // idempotency keys kept a day
 	is.Equal(c.MaxConcurrentRequests, 256)                  // 256 requests served at once
 	is.Equal(c.MaxWaitingRequests, 10000)                   // and 10,000 long polls
@@ -78,38 +78,44 @@ func TestParseServeConfig_EmptyVariableKeepsTheDefault(t *testing.T) {
 	is.Equal(c.Cleaners.Interval, 30*time.Second) // and so does an empty duration's
 }
 
-func TestParseServeConfig_WriteTimeoutMustExceedALongPollAndTheRequestTimeout(t *testing.T) {
+func TestParseServeConfig_WriteTimeoutMustExceedASlowBodyALongPollAndTheRequestTimeout(t *testing.T) {
 	t.Parallel()
+	// net/http starts the write timeout once the headers are read: a dequeue's body that
+	// arrives slowly, within the read timeout, then its wait, then its work must fit.
 	tests := []struct {
-		write, request string
-		ok             bool
+		write, read, request string
+		ok                   bool
 	}{
-		{"40s", "10s", true},
-		{"31s", "10s", true},
-		{"30s", "10s", false},
-		{"29s", "", false},
-		{"26s", "5s", true},
-		{"25s", "5s", false},
-		{"", "25s", false},
-		{"1m", "25s", true},
+		{"", "", "", true},
+		{"46s", "15s", "10s", true},
+		{"45s", "15s", "10s", false},
+		{"40s", "15s", "10s", false},
+		{"31s", "100ms", "10s", true},
+		{"30s", "100ms", "10s", false},
+		{"29s", "", "", false},
+		{"", "", "25s", false},
+		{"1m", "", "24s", true},
+		{"1m", "30s", "", false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.write+"/"+tc.request, func(t *testing.T) {
+		t.Run(tc.write+"/"+tc.read+"/"+tc.request, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
 			vars := merge(withDatabase, "RETSU_WRITE_TIMEOUT", tc.write)
+			vars["RETSU_READ_TIMEOUT"] = tc.read
 			vars["RETSU_REQUEST_TIMEOUT"] = tc.request
 
 			err := serve(nil, env(vars))
 
 			if tc.ok {
-				is.NoErr(err) // a write timeout longer than a long poll and the request timeout
+				is.NoErr(err) // a write timeout longer than a slow body, a long poll and the request timeout
 				return
 			}
 			var configErr *process.ConfigError
-			is.True(errors.As(err, &configErr))                             // a configuration error
-			is.True(strings.Contains(err.Error(), "RETSU_WRITE_TIMEOUT"))   // that names the setting
-			is.True(strings.Contains(err.Error(), "RETSU_REQUEST_TIMEOUT")) // and what it must exceed
+			is.True(errors.As(err, &configErr))                           // a configuration error
+			is.True(strings.Contains(err.Error(), "RETSU_WRITE_TIMEOUT")) // that names the setting
+			is.True(strings.Contains(err.Error(), "RETSU_READ_TIMEOUT"))  // and what it must exceed
+			is.True(strings.Contains(err.Error(), "RETSU_REQUEST_TIMEOUT"))
 		})
 	}
 }
@@ -198,7 +204,7 @@ func TestParseConfig_Help_IsNotAnError(t *testing.T) {
 		"time between two passes of the cleaners (at least 1s)",
 		"RETSU_IDEMPOTENCY_RETENTION",
 		"RETSU_MAX_WAITING_REQUESTS",
-		"must exceed the longest long poll (20s) plus the request timeout (at least 1s)",
+		"must exceed the read timeout plus the longest long poll (20s) plus the request timeout (at least 1s)",
 	} {
 		is.True(strings.Contains(out.String(), want)) // and says the minimums and the new settings
 	}

@@ -54,7 +54,7 @@ func TestServe_SecondSignalDuringShutdown_ExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	cmd := exec.Command(os.Args[0], "serve", "--store=memory", "--addr=127.0.0.1:0", "--workers=false",
-		"--read-timeout=20s", "--shutdown-timeout=30s")
+		"--shutdown-timeout=30s")
 	cmd.Env = []string{"RETSU_TEST_RUN_MAIN=1"}
 	stderr, err := cmd.StderrPipe()
 	is.NoErr(err)
