@@ -92,13 +92,16 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	rt := &router{routes: a.routes(), dashboard: o.Dashboard}
 
 	// From the inside out: the routes admit their requests (see admission), requests come
-	// with a valid token but the dashboard's, panics become 500 answers, oversized headers
+	// with a valid token but the dashboard's, state-changing requests from a browser come
+	// from the API's own origin, the Host is a host, panics become 500 answers, oversized headers
 	// a 431, requests smuggled with two framings a 400, every request is logged and
 	// measured, each under the route decided for it as it arrived, and every answer
 	// carries a request ID.
 	var h http.Handler = http.HandlerFunc(serveRouted)
 	h = authenticate(o.APITokens, h, a.fail)
 	h = withDashboard(h)
+	h = refuseCrossOrigin(h, a.fail)
+	h = refuseInvalidHost(h, a.fail)
 	h = recoverPanics(log, h, a.fail)
 	h = limitHeaders(o.MaxHeaderBytes, h, a.fail)
 	h = refuseAmbiguousFraming(h, a.fail)
