@@ -57,6 +57,13 @@ type Config struct {
 	// MaxWaitingRequests caps the dequeues that wait for a message (long polls), which
 	// MaxConcurrentRequests leaves out; the others get 503.
 	MaxWaitingRequests int
+	// MaxBodyBytesInFlight caps the bytes of request bodies held at once; past it, requests
+	// get 503 before their body is read.
+	MaxBodyBytesInFlight int
+	// MaxConnections caps the open connections; past it, new ones wait to be accepted.
+	// These three caps and MaxConcurrentRequests are shared by the API and the SQS
+	// endpoint.
+	MaxConnections int
 	// APITokens, when set, are the bearer tokens that API requests must present. They
 	// are secrets: never log them.
 	APITokens []string
@@ -124,6 +131,10 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, 100*time.Millisecond, "time allowed for the work of one request (a long poll has its wait on top)")
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, 1, "requests served at once, long polls and probes apart; the others get 503")
 		b.int(&c.MaxWaitingRequests, "max-waiting-requests", "RETSU_MAX_WAITING_REQUESTS", 10000, 1, "dequeues waiting for a message at once (long polls); the others get 503")
+		b.int(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "RETSU_MAX_BODY_BYTES_IN_FLIGHT", 64<<20, minBodyBytesInFlight,
+			"bytes of request bodies held at once, by the API and the SQS endpoint together; past it, 503")
+		b.int(&c.MaxConnections, "max-connections", "RETSU_MAX_CONNECTIONS", 16384, 16,
+			"open connections of the API and the SQS endpoint together; past it, new ones wait to be accepted")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.sqs(c)
 		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
@@ -356,6 +367,10 @@ func (b *binder) cleaners(c *Config) {
 	b.duration(&c.Cleaners.IdempotencyRetention, "idempotency-retention", "RETSU_IDEMPOTENCY_RETENTION", domain.DefaultIdempotencyRetention, time.Minute,
 		"how long an Idempotency-Key replays its enqueue")
 }
+
+// minBodyBytesInFlight is room for the largest body of either listener (2 MiB and one byte
+// for the SQS endpoint) and then some.
+const minBodyBytesInFlight = 4 << 20
 
 // minTokenLength keeps guessable tokens out.
 const minTokenLength = 16

@@ -43,6 +43,8 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.Equal(c.Cleaners.IdempotencyRetention, 24*time.Hour) // idempotency keys kept a day
 	is.Equal(c.MaxConcurrentRequests, 256)                  // 256 requests served at once
 	is.Equal(c.MaxWaitingRequests, 10000)                   // and 10,000 long polls
+	is.Equal(c.MaxBodyBytesInFlight, 64<<20)                // 64 MiB of request bodies in memory
+	is.Equal(c.MaxConnections, 16384)                       // 16,384 open connections
 	is.Equal(len(c.APITokens), 0)                           // no tokens when the variable is not set
 }
 
@@ -173,6 +175,8 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 		{"no waiting requests", serve, merge(withDatabase, "RETSU_MAX_WAITING_REQUESTS", "0"), nil, "RETSU_MAX_WAITING_REQUESTS"},
 		{"waiting requests flag not a number", serve, withDatabase, []string{"--max-waiting-requests=many"}, "max-waiting-requests"},
 		{"headers of 100 bytes", serve, merge(withDatabase, "RETSU_MAX_HEADER_BYTES", "100"), nil, "RETSU_MAX_HEADER_BYTES"},
+		{"body budget below the largest body", serve, merge(withDatabase, "RETSU_MAX_BODY_BYTES_IN_FLIGHT", "1048576"), nil, "RETSU_MAX_BODY_BYTES_IN_FLIGHT"},
+		{"no connections", serve, withDatabase, []string{"--max-connections=0"}, "max-connections"},
 		{"empty tokens", serve, merge(withDatabase, "RETSU_API_TOKENS", ""), nil, "RETSU_API_TOKENS"},
 		{"tokens of spaces", serve, merge(withDatabase, "RETSU_API_TOKENS", "  "), nil, "RETSU_API_TOKENS"},
 		{"tokens of commas", serve, merge(withDatabase, "RETSU_API_TOKENS", ","), nil, "RETSU_API_TOKENS"},

@@ -36,6 +36,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("request_timeout", c.RequestTimeout),
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
 			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
+			slog.Int("max_body_bytes_in_flight", c.MaxBodyBytesInFlight),
+			slog.Int("max_connections", c.MaxConnections),
 			slog.Int("api_tokens", len(c.APITokens)),
 			slog.Bool("dashboard", c.Dashboard),
 			slog.String("sqs_addr", c.SQSAddr),

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/sqsapi"
 	"github.com/retsu/retsu/app"
@@ -66,7 +67,7 @@ func checkSQS(c Config) error {
 
 // newSQSHandler returns the SQS endpoint's handler over svc, or nil when cfg has no SQS
 // address.
-func newSQSHandler(svc app.Retsu, cfg Config, log *slog.Logger) http.Handler {
+func newSQSHandler(svc app.Retsu, cfg Config, shared *capacity.Shared, log *slog.Logger) http.Handler {
 	if cfg.SQSAddr == "" {
 		return nil
 	}
@@ -76,11 +77,10 @@ func newSQSHandler(svc app.Retsu, cfg Config, log *slog.Logger) http.Handler {
 		credentials[keyID] = secret
 	}
 	return sqsapi.NewHandler(svc, sqsapi.Options{
-		Logger:                log.With("endpoint", "sqs"),
-		Credentials:           credentials,
-		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
-		MaxWaitingReceives:    4 * cfg.MaxConcurrentRequests,
-		RequestTimeout:        cfg.RequestTimeout,
+		Logger:         log.With("endpoint", "sqs"),
+		Credentials:    credentials,
+		Capacity:       shared,
+		RequestTimeout: cfg.RequestTimeout,
 	})
 }
 
@@ -109,7 +109,7 @@ func (s *Server) startSQS() (*sqsEndpoint, error) {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		Logger:            s.log,
 	})}
-	go func() { e.served <- e.server.Serve(listener) }()
+	go func() { e.served <- e.server.Serve(capacity.Listener(listener, s.capacity.Connections)) }()
 	s.log.Info("serving the SQS endpoint", "addr", listener.Addr().String(), "signed", len(s.cfg.SQSCredentials) > 0)
 	return e, nil
 }

@@ -2,11 +2,15 @@ package process_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/matryer/is"
 
@@ -90,4 +94,64 @@ func TestConfigLog_CountsTheSQSCredentials(t *testing.T) {
 	is.True(!strings.Contains(logs.String(), sqsSecret))                 // the secret never reaches the log
 	is.True(strings.Contains(logs.String(), "config.sqs_credentials=1")) // they are counted
 	is.True(strings.Contains(logs.String(), "config.sqs_addr=127.0.0.1:9324"))
+}
+
+func TestServer_APIAndSQSEndpoint_ShareTheConnectionLimit(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	apiAddr, sqsAddr := freeAddress(t), freeAddress(t)
+	cfg, err := process.ParseServeConfig([]string{"--store=memory", "--workers=false", "--addr", apiAddr, "--sqs-addr", sqsAddr,
+		"--max-connections=16"}, env(nil), io.Discard)
+	is.NoErr(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	server, err := process.NewServer(ctx, cfg, slog.New(slog.DiscardHandler))
+	is.NoErr(err)
+	stopped := make(chan error, 1)
+	go func() { stopped <- server.Serve(ctx) }()
+	defer func() {
+		cancel()
+		is.NoErr(<-stopped)
+		server.Close()
+	}()
+	client := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
+	waitForHealthz(t, client, apiAddr)
+
+	var held []net.Conn
+	for range 16 {
+		conn, err := net.Dial("tcp", sqsAddr)
+		is.NoErr(err)
+		defer conn.Close()
+		held = append(held, conn)
+	}
+	time.Sleep(200 * time.Millisecond) // the SQS endpoint accepts its 16 connections
+
+	_, err = client.Get("http://" + apiAddr + "/healthz")
+	is.True(err != nil) // the API accepts no 17th: the SQS port used up the limit of both
+	is.NoErr(held[0].Close())
+	res, err := client.Get("http://" + apiAddr + "/healthz")
+	is.NoErr(err) // one closed, the API accepts again
+	res.Body.Close()
+}
+
+// freeAddress returns a loopback address with a port that was free a moment ago.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// waitForHealthz polls the API at addr until it answers.
+func waitForHealthz(t *testing.T, client *http.Client, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if res, err := client.Get("http://" + addr + "/healthz"); err == nil {
+			res.Body.Close()
+			return
+		}
+	}
+	t.Fatal("the API did not answer /healthz")
 }
