@@ -87,20 +87,33 @@ func withFramer(ctx context.Context, c net.Conn) context.Context {
 // folded line in its headers, or could not follow it. Requests of other connections
 // (httptest's recorder, a server on another listener) pass.
 func refuseAmbiguousFraming(next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
-	refusals := map[verdict]error{
-		verdictTwoFramings: requestError(codeAmbiguousFraming, "the request announces its body with both Content-Length and Transfer-Encoding: chunked"),
-		verdictFolded:      requestError(codeAmbiguousFraming, "the request folds a header line onto the previous one (a line that starts with a space or a tab)"),
-		verdictUnfollowed:  requestError(codeAmbiguousFraming, "the request's framing headers could not be followed (such as a Content-Length of more than 256 characters)"),
-	}
+	return GuardFraming(next, func(w http.ResponseWriter, r *http.Request, reason string) {
+		fail(w, r, requestError(codeAmbiguousFraming, reason))
+	})
+}
+
+// refusalReasons are the sentences that explain each verdict that refuses a request.
+var refusalReasons = map[verdict]string{
+	verdictTwoFramings: "the request announces its body with both Content-Length and Transfer-Encoding: chunked",
+	verdictFolded:      "the request folds a header line onto the previous one (a line that starts with a space or a tab)",
+	verdictUnfollowed:  "the request's framing headers could not be followed (such as a Content-Length of more than 256 characters)",
+}
+
+// GuardFraming returns next behind the framing checks of the API, for another handler
+// served on a listener of NewListener (the SQS endpoint): a request framed two ways, with
+// a folded header line, or that the framer could not follow is answered by refuse, with
+// the reason in a sentence and Connection: close set, instead of by next. Requests of
+// other connections pass.
+func GuardFraming(next http.Handler, refuse func(w http.ResponseWriter, r *http.Request, reason string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, ok := r.Context().Value(framerKey{}).(*framer)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if refused := refusals[f.nextVerdict()]; refused != nil {
+		if reason, refused := refusalReasons[f.nextVerdict()]; refused {
 			w.Header().Set("Connection", "close")
-			fail(w, r, refused)
+			refuse(w, r, reason)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -275,6 +275,14 @@ func writeQueryProtocolError(w http.ResponseWriter) {
 		`<RequestId>`+w.Header().Get("x-amzn-RequestId")+`</RequestId></ErrorResponse>`)
 }
 
+// RefuseRequest answers r with a 400 SerializationException of the SQS protocol, which the
+// SDKs do not retry, whose message is reason: for a request refused before this endpoint's
+// handler, such as one with an ambiguous framing.
+func RefuseRequest(w http.ResponseWriter, r *http.Request, reason string) {
+	w.Header().Set("x-amzn-RequestId", newRequestID())
+	writeError(w, r, slog.New(slog.DiscardHandler), fail(errSerialization, "The request was refused: %s.", reason))
+}
+
 // bodyReservation is what the body of r may take in memory: its announced length, up to
 // one byte past MaxBodyBytes (enough to tell it is too large), or that for a body of
 // unknown length.

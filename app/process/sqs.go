@@ -76,12 +76,15 @@ func newSQSHandler(svc app.Retsu, cfg Config, shared *capacity.Shared, log *slog
 		keyID, secret, _ := strings.Cut(pair, ":")
 		credentials[keyID] = secret
 	}
-	return sqsapi.NewHandler(svc, sqsapi.Options{
+	handler := sqsapi.NewHandler(svc, sqsapi.Options{
 		Logger:         log.With("endpoint", "sqs"),
 		Credentials:    credentials,
 		Capacity:       shared,
 		RequestTimeout: cfg.RequestTimeout,
 	})
+	// Its listener follows the framing of requests as the API's does, so that the
+	// endpoint refuses the same smuggling attempts.
+	return httpapi.GuardFraming(handler, sqsapi.RefuseRequest)
 }
 
 // sqsEndpoint is the SQS endpoint's server while it serves; nil when there is none.
@@ -109,7 +112,9 @@ func (s *Server) startSQS() (*sqsEndpoint, error) {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		Logger:            s.log,
 	})}
-	go func() { e.served <- e.server.Serve(capacity.Listener(listener, s.capacity.Connections)) }()
+	go func() {
+		e.served <- e.server.Serve(httpapi.NewListener(capacity.Listener(listener, s.capacity.Connections)))
+	}()
 	s.log.Info("serving the SQS endpoint", "addr", listener.Addr().String(), "signed", len(s.cfg.SQSCredentials) > 0)
 	return e, nil
 }
