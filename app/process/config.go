@@ -145,7 +145,7 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 	case err != nil:
 		return Config{}, err
 	case len(c.args) > 0:
-		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+		return Config{}, strayArguments(c.args)
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
 	case c.WriteTimeout <= c.ReadTimeout+domain.MaxWait+c.RequestTimeout:
@@ -179,7 +179,7 @@ func ParseWorkConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Conf
 	case err != nil:
 		return Config{}, err
 	case len(c.args) > 0:
-		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+		return Config{}, strayArguments(c.args)
 	case c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required"}
 	}
@@ -216,6 +216,14 @@ func ParseMigrateConfig(args []string, lookupEnv LookupEnv, output io.Writer) (C
 		return Config{}, "", &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required"}
 	}
 	return c.Config, command, nil
+}
+
+// strayArguments refuses arguments after the flags without repeating them: one is most
+// often the rest of a flag's value that an unquoted space cut off, such as half a token or
+// of a database URL.
+func strayArguments(args []string) error {
+	return &ConfigError{"arguments", fmt.Sprintf(
+		"%d unexpected argument(s) after the flags, not shown as they may hold part of a secret; quote flag values that contain spaces", len(args))}
 }
 
 // parsed is a Config with the positional arguments that followed the flags.

@@ -346,3 +346,21 @@ func TestParseConfig_DBMaxConns_MustBeFromOneToTheBound(t *testing.T) {
 		}
 	}
 }
+
+func TestParseConfig_StrayArgument_IsRefusedWithoutRepeatingIt(t *testing.T) {
+	t.Parallel()
+	// An unquoted space splits a secret in two: the second half is a stray argument.
+	for name, parse := range map[string]func([]string, process.LookupEnv) error{"serve": serve, "work": work} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			err := parse([]string{"--database-url", "postgres://retsu:first-half", "second-half@db/retsu"}, env(nil))
+
+			var configErr *process.ConfigError
+			is.True(errors.As(err, &configErr))                    // refused
+			is.True(strings.Contains(err.Error(), "argument"))     // naming what is wrong
+			is.True(!strings.Contains(err.Error(), "second-half")) // without the argument, which may be half a secret
+		})
+	}
+}
