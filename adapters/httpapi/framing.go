@@ -216,7 +216,7 @@ func (f *framer) feed(p []byte) {
 }
 
 // keep adds b to the line, each run of spaces and tabs cut to one, up to keptLineBytes; of
-// a request line, it keeps the last keptLineBytes. Cutting runs changes no verdict: a
+// a request line, it keeps at least the last keptLineBytes. Cutting runs changes no verdict: a
 // framing value is trimmed, and one with spaces inside is refused by net/http either way.
 func (f *framer) keep(b []byte) {
 	for _, c := range b {
@@ -224,12 +224,13 @@ func (f *framer) keep(b []byte) {
 		if blank && len(f.line) > 0 && (f.line[len(f.line)-1] == ' ' || f.line[len(f.line)-1] == '\t') {
 			continue
 		}
-		if len(f.line) == keptLineBytes {
+		switch {
+		case f.state == stateRequestLine && len(f.line) == 2*keptLineBytes:
+			// Keep the end: drop the older half, which is enough to copy rarely.
+			f.line = append(f.line[:0], f.line[keptLineBytes:]...)
+		case f.state != stateRequestLine && len(f.line) == keptLineBytes:
 			f.truncated = true
-			if f.state != stateRequestLine {
-				continue
-			}
-			f.line = append(f.line[:0], f.line[1:]...)
+			continue
 		}
 		f.line = append(f.line, c)
 	}
