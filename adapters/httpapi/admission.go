@@ -6,6 +6,9 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/retsu/retsu/adapters/capacity"
+	"github.com/retsu/retsu/domain"
 )
 
 // This file decides when a routed request starts its work. A request holds a slot of the
@@ -82,34 +85,56 @@ func (a *api) bounded(ctx context.Context, wait time.Duration) (context.Context,
 	return context.WithTimeout(ctx, wait+a.requestTimeout)
 }
 
-// limiter caps how many requests hold one of its slots at once.
+// limiter caps how many requests hold one of its slots at once; the slots may be shared
+// with the process's other listeners.
 type limiter struct {
-	slots chan struct{}
+	slots *capacity.Slots
 	// full answers a request that finds no free slot.
 	full error
-}
-
-// newLimiter returns a limiter of max slots, or nil, which has a slot for everyone, when max
-// is not positive.
-func newLimiter(max int, full error) *limiter {
-	if max <= 0 {
-		return nil
-	}
-	return &limiter{slots: make(chan struct{}, max), full: full}
 }
 
 // enter takes a slot and returns the function that frees it, or the limiter's error, at
 // once, when every slot is taken.
 func (l *limiter) enter() (free func(), err error) {
-	if l == nil {
-		return func() {}, nil
-	}
-	select {
-	case l.slots <- struct{}{}:
-		return func() { <-l.slots }, nil
-	default:
+	free, ok := l.slots.TryTake()
+	if !ok {
 		return nil, l.full
 	}
+	return free, nil
+}
+
+// reserveBodyBytes reserves the bytes that the body of a request may take, as it announces
+// them or, for a chunked body, the largest body, before anything reads it, and gives them
+// back with the answer. Past the budget: 503 with Retry-After, and the connection is closed
+// rather than the body read.
+func (a *api) reserveBodyBytes(next http.Handler) http.Handler {
+	if a.bodyBytes == nil {
+		return next
+	}
+	full := requestError(domain.CodeUnavailable, "the server is at its limit of request bodies in memory; try again shortly")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		release, ok := a.bodyBytes.TryReserve(bodyReservation(r, MaxBodyBytes))
+		if !ok {
+			w.Header().Set("Connection", "close")
+			a.fail(w, r, full)
+			return
+		}
+		defer release()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyReservation is what the body of r may take in memory, for a limit of max bytes: its
+// announced length, up to one byte past max (enough to tell it is too large), or that for
+// a body of unknown length.
+func bodyReservation(r *http.Request, max int64) int64 {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		return 0
+	case r.ContentLength < 0:
+		return max + 1
+	}
+	return min(r.ContentLength, max+1)
 }
 
 // preread reads the body of r, up to one byte more than MaxBodyBytes (enough for readBody

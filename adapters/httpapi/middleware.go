@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
+	"strconv"
 	"strings"
 )
 
@@ -54,6 +56,103 @@ func bearerToken(r *http.Request) string {
 		return ""
 	}
 	return header[len(scheme):]
+}
+
+// refuseCrossOrigin answers 403 cross_origin_request to a state-changing request (any
+// method but GET, HEAD and OPTIONS) that a browser sent from a page of another origin: its
+// Sec-Fetch-Site is neither same-origin nor none, or, from a browser too old to send that,
+// its Origin is not the request's Host (http.CrossOriginProtection). Tokens do not make it
+// unnecessary: without tokens any page the operator visits could otherwise dequeue or
+// delete through the operator's browser, and a dequeue needs neither a body nor a content
+// type, so no CORS preflight stops it. Requests without either header (curl, SDKs, other
+// services) pass.
+func refuseCrossOrigin(next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	protection := http.NewCrossOriginProtection()
+	refused := requestError(codeCrossOriginRequest, "a browser sent this state-changing request from a page of another origin")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if protection.Check(r) != nil {
+			fail(w, r, refused)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseInvalidHost answers 400 invalid_host to a request whose Host is not a host name or
+// an IP address with an optional port (RFC 9112, section 3.2, asks for 400). net/http
+// refuses only bytes that cannot appear in a Host; the origin check compares Hosts, so they
+// must mean one thing. A request without Host (HTTP/1.0; net/http refuses HTTP/1.1 without
+// one) passes.
+func refuseInvalidHost(next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
+	refused := requestError(codeInvalidHost, "the Host header must be a host name or an IP address, with an optional port")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !validHost(r.Host) {
+			fail(w, r, refused)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// validHost reports whether host is empty, or a host name, an IPv4 address or a bracketed
+// IPv6 address, each with an optional :port.
+func validHost(host string) bool {
+	if host == "" {
+		return true
+	}
+	name := host
+	if strings.HasPrefix(host, "[") {
+		end := strings.IndexByte(host, ']')
+		if end < 0 {
+			return false
+		}
+		if address, err := netip.ParseAddr(host[1:end]); err != nil || !address.Is6() {
+			return false
+		}
+		rest := host[end+1:]
+		return rest == "" || rest[0] == ':' && validPort(rest[1:])
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		if !validPort(host[i+1:]) {
+			return false
+		}
+		name = host[:i]
+	}
+	if address, err := netip.ParseAddr(name); err == nil {
+		return address.Is4()
+	}
+	return validHostName(name)
+}
+
+// validPort reports whether port is empty (RFC 3986 allows "host:") or a number up to 65535.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	_, err := strconv.ParseUint(port, 10, 16)
+	return err == nil
+}
+
+// validHostName reports whether name is a DNS name: labels of 1 to 63 letters, digits,
+// hyphens and underscores (which service discovery uses), no hyphen at either end, at most
+// 253 characters, with an optional final dot.
+func validHostName(name string) bool {
+	name = strings.TrimSuffix(name, ".")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // withDashboard serves the dashboard's pages (see router.route) ahead of the token check,

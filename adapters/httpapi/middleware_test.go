@@ -189,3 +189,103 @@ func TestRequestTimeout_EndsTheWorkWithServiceUnavailable(t *testing.T) {
 	res := serve(h, newRequest(http.MethodPost, dequeuePath("019c9a65-7d3a-7c6b-8a9d-123456789abc"), "", ""))
 	assertProblem(t, res, http.StatusServiceUnavailable, "service_unavailable") // the request ends, and may be retried
 }
+
+func TestCrossOrigin_StateChangingRequestsFromAnotherOrigin_AreRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		headers map[string]string
+	}{
+		{"another origin", map[string]string{"Origin": "https://evil.example"}},
+		{"same host name, other port", map[string]string{"Origin": "http://example.com:8080"}},
+		{"an opaque origin", map[string]string{"Origin": "null"}},
+		{"a cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site"}},
+		{"a same-site fetch", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://example.com"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			c := setup(t) // no tokens: a browser's page must still not drive the API
+			queueID := c.createQueueNamed("emails")
+			c.enqueue(queueID, "secret", "LOW")
+			req := newRequest(http.MethodPost, dequeuePath(queueID), "", "")
+			for name, value := range tc.headers {
+				req.Header.Set(name, value)
+			}
+
+			assertProblem(t, c.send(req), http.StatusForbidden, "cross_origin_request")
+			_, ok := c.dequeue(queueID)
+			is.True(ok) // the message is still there: the refused dequeue took nothing
+		})
+	}
+}
+
+func TestCrossOrigin_SameOriginAndNonBrowserRequests_AreServed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		method  string
+		headers map[string]string
+	}{
+		{"no Origin (curl, SDKs)", http.MethodPost, nil},
+		{"the same origin", http.MethodPost, map[string]string{"Origin": "http://example.com"}},
+		{"a same-origin fetch", http.MethodPost, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://example.com"}},
+		{"typed in the address bar", http.MethodPost, map[string]string{"Sec-Fetch-Site": "none"}},
+		{"a read from another origin", http.MethodGet, map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			c := setup(t)
+			queueID := c.createQueueNamed("emails")
+			target := dequeuePath(queueID)
+			if tc.method == http.MethodGet {
+				target = queuePath(queueID)
+			}
+			req := newRequest(tc.method, target, "", "")
+			for name, value := range tc.headers {
+				req.Header.Set(name, value)
+			}
+
+			res := c.send(req)
+
+			is.True(res.StatusCode == http.StatusOK || res.StatusCode == http.StatusNoContent) // served
+		})
+	}
+}
+
+func TestHost_Invalid_IsRefused(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{
+		"exa mple.com", "example.com:port", "example.com:99999", "user@example.com", "example..com", "-example.com",
+		"[::1", "[::1]x", "[127.0.0.1]", "::1", "%65xample.com", "example.com:+80", "a,b", "example.com/path",
+	} {
+		t.Run(host, func(t *testing.T) {
+			t.Parallel()
+			c := setup(t)
+			req := newRequest(http.MethodGet, "/healthz", "", "")
+			req.Host = host
+
+			assertProblem(t, c.send(req), http.StatusBadRequest, "invalid_host")
+		})
+	}
+}
+
+func TestHost_Valid_IsServed(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{
+		"example.com", "localhost:2424", "127.0.0.1", "127.0.0.1:2424", "[::1]:2424", "[::1]", "retsu", "Retsu-1.internal.", "api_1.svc", "example.com:",
+	} {
+		t.Run(host, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			c := setup(t)
+			req := newRequest(http.MethodGet, "/healthz", "", "")
+			req.Host = host
+
+			is.Equal(c.send(req).StatusCode, http.StatusOK) // a host name or address, with a port or not
+		})
+	}
+}

@@ -184,3 +184,73 @@ func TestErrorLog_CarriesTheRequestID(t *testing.T) {
 	is.True(strings.Contains(logs.String(), "level=ERROR"))        // the internal error is logged
 	is.True(strings.Contains(logs.String(), "request_id=trace-8")) // with the ID the client saw
 }
+
+func TestReadyz_AFloodOfProbes_ChecksPostgresAndRedisOnceASecond(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var mu sync.Mutex
+	calls := map[string]int{}
+	counted := func(name string) func(context.Context) error {
+		return func(context.Context) error {
+			mu.Lock()
+			calls[name]++
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond) // a ping takes a while, so that probes overlap it
+			return nil
+		}
+	}
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{Ready: counted("postgres"), CacheReady: counted("redis")})
+	probeAll := func(n int) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				res := serve(h, newRequest(http.MethodGet, "/readyz", "", ""))
+				is.Equal(res.StatusCode, http.StatusOK) // every probe is answered
+			})
+		}
+		wg.Wait()
+	}
+
+	probeAll(100)
+	probeAll(100)
+	mu.Lock()
+	is.Equal(calls, map[string]int{"postgres": 1, "redis": 1}) // 200 probes within a second cost one ping of each
+	mu.Unlock()
+	time.Sleep(1100 * time.Millisecond)
+	probeAll(50)
+
+	mu.Lock()
+	defer mu.Unlock()
+	is.Equal(calls, map[string]int{"postgres": 2, "redis": 2}) // a second later, one more
+}
+
+func TestReadyz_PostgresDown_IsCachedToo_AndOneProbeLeavingDoesNotFailTheOthers(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	var mu sync.Mutex
+	calls := 0
+	down := func(ctx context.Context) error {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		select {
+		case <-time.After(50 * time.Millisecond):
+			return errors.New("connection refused")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h := httpapi.NewHandler(stubService{}, httpapi.Options{Ready: down})
+	leaving, cancel := context.WithCancel(context.Background())
+	req := newRequest(http.MethodGet, "/readyz", "", "").WithContext(leaving)
+	go func() { _ = serve(h, req) }()
+	time.Sleep(10 * time.Millisecond)
+	cancel() // the first prober hangs up while the check runs
+
+	for range 20 {
+		assertProblem(t, serve(h, newRequest(http.MethodGet, "/readyz", "", "")), http.StatusServiceUnavailable, "service_unavailable")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	is.Equal(calls, 1) // one check served every probe, and the one that left did not cut it short
+}

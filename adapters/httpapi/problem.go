@@ -22,6 +22,8 @@ const (
 	codeMethodNotAllowed     domain.Code = "method_not_allowed"
 	codeUnauthorized         domain.Code = "unauthorized"
 	codeHeadersTooLarge      domain.Code = "headers_too_large"
+	codeCrossOriginRequest   domain.Code = "cross_origin_request"
+	codeInvalidHost          domain.Code = "invalid_host"
 )
 
 // statusByCode maps every error code to its HTTP status. A code missing here is answered as
@@ -36,6 +38,8 @@ var statusByCode = map[domain.Code]int{
 	codeUnauthorized:                      http.StatusUnauthorized,
 	codeHeadersTooLarge:                   http.StatusRequestHeaderFieldsTooLarge,
 	codeAmbiguousFraming:                  http.StatusBadRequest,
+	codeCrossOriginRequest:                http.StatusForbidden,
+	codeInvalidHost:                       http.StatusBadRequest,
 	domain.CodeInvalidQueueName:           http.StatusBadRequest,
 	domain.CodeInvalidVisibilityTimeout:   http.StatusBadRequest,
 	domain.CodeInvalidMaxDeliveryAttempts: http.StatusBadRequest,

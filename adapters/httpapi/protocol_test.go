@@ -211,3 +211,54 @@ func TestRequestTimeout_IsLoggedAsAWarning_AtMostOnceASecond(t *testing.T) {
 	is.Equal(line.Path, dequeuePath(unknownID))                // to which request
 	is.Equal(line.NotLogged, 0)                                // the first of its second
 }
+
+func TestFraming_FoldedOrPaddedFramingHeaders_AreRefusedAndTheConnectionClosed(t *testing.T) {
+	t.Parallel()
+	body := `{"payload":"smuggled","priority":"LOW"}`
+	chunked := fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	padding := strings.Repeat(" ", 300)
+	for name, headers := range map[string]string{
+		"folded Transfer-Encoding":     "Transfer-Encoding:\r\n chunked\r\nContent-Length: 5\r\n",
+		"folded Content-Length":        "Transfer-Encoding: chunked\r\nContent-Length:\r\n\t5\r\n",
+		"folded into another header":   "X-Note: a\r\n Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+		"padded Transfer-Encoding":     "Transfer-Encoding:" + padding + "chunked\r\nContent-Length: 5\r\n",
+		"padded Transfer-Encoding, CL": "Content-Length: 5\r\nTransfer-Encoding: \t" + padding + "chunked" + padding + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			c := setup(t)
+			queueID := c.createQueueNamed("emails")
+			conn := dialRaw(t, realServer(t, c.handler, httpapi.ServerOptions{}))
+
+			res := conn.send("POST " + messagesPath(queueID) + " HTTP/1.1\r\nHost: retsu\r\nContent-Type: application/json\r\n" +
+				headers + "\r\n" + chunked)
+
+			is.True(res.Close) // the server closes the connection
+			assertProblem(t, res, http.StatusBadRequest, "ambiguous_framing")
+			_, ok := c.dequeue(queueID)
+			is.True(!ok) // and stored nothing
+		})
+	}
+}
+
+func TestFraming_PaddedValuesAndLongLines_AreServedOnOneConnection(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setup(t)
+	queueID := c.createQueueNamed("emails")
+	conn := dialRaw(t, realServer(t, c.handler, httpapi.ServerOptions{}))
+	enqueue := "POST " + messagesPath(queueID) + "?" + strings.Repeat("x", 400) + " HTTP/1.1\r\nHost: retsu\r\nContent-Type: application/json\r\n"
+	body := `{"payload":"a","priority":"LOW"}`
+	padding := strings.Repeat(" ", 300)
+
+	for _, request := range []string{
+		enqueue + fmt.Sprintf("Content-Length:%s%d%s\r\n\r\n%s", padding, len(body), padding, body),
+		enqueue + fmt.Sprintf("Transfer-Encoding:\t%schunked \r\n\r\n%x\r\n%s\r\n0\r\n\r\n", padding, len(body), body),
+		enqueue + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body),
+	} {
+		res := conn.send(request)
+		is.Equal(res.StatusCode, http.StatusCreated) // each request is served
+		is.True(!res.Close)                          // on the same connection
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/mux"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/app"
 	"github.com/retsu/retsu/domain"
@@ -45,6 +46,12 @@ type Options struct {
 	// once, which the cap above leaves out; past it, they get 503 with Retry-After. Zero
 	// means no cap.
 	MaxWaitingRequests int
+	// Capacity, when set, is the capacity that this API shares with the process's other
+	// listeners (the SQS endpoint): its Requests and Waiting replace MaxConcurrentRequests
+	// and MaxWaitingRequests, and its BodyBytes bounds the bytes of the bodies of
+	// authenticated requests held at once (past it, 503 with Retry-After, before the body
+	// is read).
+	Capacity *capacity.Shared
 	// RequestTimeout bounds the work of one request: its context ends then, so that a
 	// hung database answers 503 instead of holding the request. A long poll has its wait
 	// on top. Zero means no bound.
@@ -63,15 +70,16 @@ type Options struct {
 
 // api holds what the handlers share.
 type api struct {
-	svc        app.Retsu
-	log        *slog.Logger
-	problems   *problemWriter
-	ready      func(ctx context.Context) error
-	cacheReady func(ctx context.Context) error
-	metrics    http.Handler
+	svc       app.Retsu
+	log       *slog.Logger
+	problems  *problemWriter
+	readiness *readiness
+	metrics   http.Handler
 	// serving and waiting cap the requests served at once (see admit); nil has no cap.
 	serving, waiting *limiter
-	requestTimeout   time.Duration
+	// bodyBytes bounds the bytes of request bodies held at once; nil has no bound.
+	bodyBytes      *capacity.Bytes
+	requestTimeout time.Duration
 }
 
 // NewHandler returns the HTTP handler of the whole API, over svc (*app.Service in process).
@@ -82,23 +90,33 @@ func NewHandler(svc app.Retsu, o Options) http.Handler {
 	}
 	a := &api{
 		svc: svc, log: log, problems: newProblemWriter(log),
-		ready: o.Ready, cacheReady: o.CacheReady, metrics: o.Metrics,
-		serving: newLimiter(o.MaxConcurrentRequests, requestError(domain.CodeUnavailable,
-			"the server is at its limit of concurrent requests; try again shortly")),
-		waiting: newLimiter(o.MaxWaitingRequests, requestError(domain.CodeUnavailable,
-			"the server is at its limit of waiting dequeues; try again shortly")),
+		readiness:      &readiness{postgres: o.Ready, redis: o.CacheReady, timeout: readinessTimeout(o.RequestTimeout)},
+		metrics:        o.Metrics,
 		requestTimeout: o.RequestTimeout,
 	}
+	shared := o.Capacity
+	if shared == nil {
+		shared = &capacity.Shared{Requests: capacity.NewSlots(o.MaxConcurrentRequests), Waiting: capacity.NewSlots(o.MaxWaitingRequests)}
+	}
+	a.serving = &limiter{slots: shared.Requests, full: requestError(domain.CodeUnavailable,
+		"the server is at its limit of concurrent requests; try again shortly")}
+	a.waiting = &limiter{slots: shared.Waiting, full: requestError(domain.CodeUnavailable,
+		"the server is at its limit of waiting dequeues; try again shortly")}
+	a.bodyBytes = shared.BodyBytes
 	rt := &router{routes: a.routes(), dashboard: o.Dashboard}
 
-	// From the inside out: the routes admit their requests (see admission), requests come
-	// with a valid token but the dashboard's, panics become 500 answers, oversized headers
+	// From the inside out: the routes admit their requests (see admission), bodies fit the
+	// budget of body bytes, requests come with a valid token but the dashboard's, state-changing requests from a browser come
+	// from the API's own origin, the Host is a host, panics become 500 answers, oversized headers
 	// a 431, requests smuggled with two framings a 400, every request is logged and
 	// measured, each under the route decided for it as it arrived, and every answer
 	// carries a request ID.
 	var h http.Handler = http.HandlerFunc(serveRouted)
+	h = a.reserveBodyBytes(h)
 	h = authenticate(o.APITokens, h, a.fail)
 	h = withDashboard(h)
+	h = refuseCrossOrigin(h, a.fail)
+	h = refuseInvalidHost(h, a.fail)
 	h = recoverPanics(log, h, a.fail)
 	h = limitHeaders(o.MaxHeaderBytes, h, a.fail)
 	h = refuseAmbiguousFraming(h, a.fail)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/matryer/is"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/httpapi"
 )
 
@@ -93,4 +94,33 @@ func TestSlowUploads_DoNotShutTheInstanceOut(t *testing.T) {
 		_ = res.Body.Close()
 		is.Equal(res.StatusCode, http.StatusOK)
 	}
+}
+
+func TestSharedCapacity_TakenByAnotherListener_IsServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	shared := capacity.New(capacity.Options{MaxRequests: 1, MaxWaiting: 1, MaxBodyBytes: 4096})
+	c := setupWith(t, httpapi.Options{Capacity: shared})
+	queueID := c.createQueueNamed("emails")
+
+	release, ok := shared.Requests.TryTake()
+	is.True(ok) // the SQS endpoint holds the only place
+	assertProblem(t, c.do(http.MethodGet, queuePath(queueID), ""), http.StatusServiceUnavailable, "service_unavailable")
+	release()
+	is.Equal(c.do(http.MethodGet, queuePath(queueID), "").StatusCode, http.StatusOK) // given back, the API serves
+
+	release, ok = shared.Waiting.TryTake()
+	is.True(ok) // a waiting receive holds the only place of long polls
+	assertProblem(t, c.do(http.MethodPost, dequeuePath(queueID), waitBody("1")), http.StatusServiceUnavailable, "service_unavailable")
+	release()
+
+	release, ok = shared.BodyBytes.TryReserve(4000)
+	is.True(ok) // bodies elsewhere hold most of the budget
+	body := `{"payload":"` + strings.Repeat("m", 200) + `","priority":"LOW"}`
+	res := c.do(http.MethodPost, messagesPath(queueID), body)
+	is.Equal(res.Header.Get("Connection"), "close") // the body is not read
+	assertProblem(t, res, http.StatusServiceUnavailable, "service_unavailable")
+	is.Equal(c.do(http.MethodPost, messagesPath(queueID), `{"payload":"m","priority":"LOW"}`).StatusCode, http.StatusCreated) // a body within what is left is served
+	release()
+	is.Equal(c.do(http.MethodPost, messagesPath(queueID), body).StatusCode, http.StatusCreated) // and, given back, the larger one too
 }

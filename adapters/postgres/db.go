@@ -24,6 +24,10 @@ type PoolOptions struct {
 	ConnectTimeout time.Duration
 }
 
+// ErrMalformedURL reports a database URL that cannot be parsed. It never quotes the URL,
+// which may hold a password.
+var ErrMalformedURL = errors.New("postgres: the database URL is malformed")
+
 // OpenPool returns a pool of connections to the database at url, once one connection has
 // answered. Returns a service_unavailable error when the database cannot be reached.
 //
@@ -40,7 +44,7 @@ func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, er
 	config, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error may quote the URL, password included: keep only its kind.
-		return nil, errors.New("postgres: the database URL is malformed")
+		return nil, ErrMalformedURL
 	}
 	if o.MaxConns > 0 {
 		config.MaxConns = o.MaxConns

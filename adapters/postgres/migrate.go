@@ -28,7 +28,7 @@ func NewMigrator(databaseURL string) (*Migrator, error) {
 	}
 	u, err := url.Parse(databaseURL)
 	if err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return nil, errors.New("postgres: the database URL must be a postgres:// URL")
+		return nil, fmt.Errorf("%w: migrations need a postgres:// URL", ErrMalformedURL)
 	}
 	u.Scheme = "pgx5"
 	m, err := migrate.NewWithSourceInstance("iofs", source, u.String())

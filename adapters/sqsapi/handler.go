@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/app"
 )
 
@@ -50,6 +51,11 @@ type Options struct {
 	// MaxWaitingReceives caps the ReceiveMessage calls that wait for messages at once
 	// (WaitTimeSeconds > 0); past it, they get 503 too. Zero means no cap.
 	MaxWaitingReceives int
+	// Capacity, when set, is the capacity that this endpoint shares with the process's
+	// other listeners (the native API): its Requests and Waiting replace
+	// MaxConcurrentRequests and MaxWaitingReceives, and its BodyBytes bounds the bytes of
+	// request bodies held at once (past it, 503 before the body is read).
+	Capacity *capacity.Shared
 	// RequestTimeout bounds the work of one request, and of a long poll after its wait,
 	// so that a hung database answers 503 instead of holding the request. Zero means no
 	// bound.
@@ -67,8 +73,9 @@ type handler struct {
 	svc            app.Retsu
 	log            *slog.Logger
 	verifier       *signatureVerifier // nil: the endpoint is open
-	requests       limit
-	waits          limit
+	requests       *capacity.Slots
+	waits          *capacity.Slots
+	bodyBytes      *capacity.Bytes
 	requestTimeout time.Duration
 	queues         *queueNames
 	region         string // see Options.Region
@@ -78,9 +85,13 @@ var _ http.Handler = (*handler)(nil)
 
 // NewHandler returns the HTTP handler of the SQS endpoint over svc.
 func NewHandler(svc app.Retsu, o Options) http.Handler {
+	shared := o.Capacity
+	if shared == nil {
+		shared = &capacity.Shared{Requests: capacity.NewSlots(o.MaxConcurrentRequests), Waiting: capacity.NewSlots(o.MaxWaitingReceives)}
+	}
 	h := &handler{
 		svc: svc, log: o.Logger, requestTimeout: o.RequestTimeout,
-		requests: newLimit(o.MaxConcurrentRequests), waits: newLimit(o.MaxWaitingReceives),
+		requests: shared.Requests, waits: shared.Waiting, bodyBytes: shared.BodyBytes,
 		queues: newQueueNames(svc, time.Now), region: o.Region,
 	}
 	if h.log == nil {
@@ -110,8 +121,9 @@ type call struct {
 	region string
 }
 
-// ServeHTTP serves one SQS request: it takes a place among the concurrent requests, reads
-// and authenticates the request, runs its action and encodes the answer.
+// ServeHTTP serves one SQS request: it reserves the bytes of its body, reads it, takes a
+// place among the concurrent requests, authenticates the request, runs its action and
+// encodes the answer.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	w.Header().Set("x-amzn-RequestId", newRequestID())
@@ -129,13 +141,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("target", r.Header.Get(targetHeader)), slog.Int("status", status),
 			slog.Duration("duration", time.Since(start)))
 	}()
-	release, ok := h.requests.take()
+	releaseBytes, ok := h.bodyBytes.TryReserve(bodyReservation(r))
 	if !ok {
 		status = errServiceUnavailable.status
-		writeError(w, r, h.log, fail(errServiceUnavailable, "The server is at its limit of concurrent requests; try again shortly."))
+		w.Header().Set("Connection", "close")
+		writeError(w, r, h.log, fail(errServiceUnavailable, "The server is at its limit of request bodies in memory; try again shortly."))
 		return
 	}
-	c := &call{h: h, r: r, release: release, region: h.arnRegion(r)}
+	defer releaseBytes()
+	c := &call{h: h, r: r, release: func() {}, region: h.arnRegion(r)}
 	defer func() { c.release() }()
 	answer, err := c.serve(w)
 	if err != nil {
@@ -153,12 +167,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve reads, authenticates and dispatches the request, and returns the action's answer.
 func (c *call) serve(w http.ResponseWriter) (any, error) {
-	// Parse: method, content type and size, then the signature over what was read.
+	// Parse: method, content type and size, then take a place (once the body is in, so
+	// that a slow upload holds none), then check the signature over what was read.
 	body, err := readBody(w, c.r)
 	if err != nil {
 		return nil, err
 	}
 	c.body = body
+	release, ok := c.h.requests.TryTake()
+	if !ok {
+		return nil, fail(errServiceUnavailable, "The server is at its limit of concurrent requests; try again shortly.")
+	}
+	c.release = release
 	if c.h.verifier != nil {
 		if err := c.h.verifier.verify(c.r, body); err != nil {
 			return nil, err
@@ -187,7 +207,7 @@ func (h *handler) withTimeout(ctx context.Context, extra time.Duration) (context
 // receives, for a ReceiveMessage that may wait wait, and returns its context, bounded by
 // the wait and then the request timeout.
 func (c *call) waiting(wait time.Duration) (context.Context, context.CancelFunc, error) {
-	release, ok := c.h.waits.take()
+	release, ok := c.h.waits.TryTake()
 	if !ok {
 		return nil, nil, fail(errServiceUnavailable, "The server is at its limit of waiting receives; try again shortly.")
 	}
@@ -263,34 +283,25 @@ func writeQueryProtocolError(w http.ResponseWriter) {
 		`<RequestId>`+w.Header().Get("x-amzn-RequestId")+`</RequestId></ErrorResponse>`)
 }
 
-// limit caps how many holders take a place at once.
-type limit chan struct{}
-
-// newLimit returns a limit of max places; zero or less is no limit.
-func newLimit(max int) limit {
-	if max <= 0 {
-		return nil
-	}
-	return make(limit, max)
+// RefuseRequest answers r with a 400 SerializationException of the SQS protocol, which the
+// SDKs do not retry, whose message is reason: for a request refused before this endpoint's
+// handler, such as one with an ambiguous framing.
+func RefuseRequest(w http.ResponseWriter, r *http.Request, reason string) {
+	w.Header().Set("x-amzn-RequestId", newRequestID())
+	writeError(w, r, slog.New(slog.DiscardHandler), fail(errSerialization, "The request was refused: %s.", reason))
 }
 
-// take takes a place, without waiting, and returns the function that gives it back.
-func (l limit) take() (release func(), ok bool) {
-	if l == nil {
-		return func() {}, true
+// bodyReservation is what the body of r may take in memory: its announced length, up to
+// one byte past MaxBodyBytes (enough to tell it is too large), or that for a body of
+// unknown length.
+func bodyReservation(r *http.Request) int64 {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		return 0
+	case r.ContentLength < 0:
+		return MaxBodyBytes + 1
 	}
-	select {
-	case l <- struct{}{}:
-		var released bool
-		return func() {
-			if !released {
-				released = true
-				<-l
-			}
-		}, true
-	default:
-		return nil, false
-	}
+	return min(r.ContentLength, MaxBodyBytes+1)
 }
 
 func newRequestID() string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/matryer/is"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/sqsapi"
 )
 
@@ -304,4 +307,47 @@ func TestSignature_BadScopeOrHeaders_AreRefused(t *testing.T) {
 			is.Equal(shape, "com.amazonaws.sqs#"+test.shape)
 		})
 	}
+}
+
+func TestRequests_SharedCapacity_TakenElsewhere_AreServiceUnavailable(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	shared := capacity.New(capacity.Options{MaxRequests: 1, MaxBodyBytes: 4096})
+	e := setupWith(t, sqsapi.Options{Credentials: map[string]string{accessKeyID: secretKey}, Capacity: shared})
+	url := e.createQueue("orders", nil)
+
+	release, ok := shared.Requests.TryTake()
+	is.True(ok) // another listener (the native API) holds the only place
+	_, err := e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
+	is.Equal(apiCode(err), "ServiceUnavailable") // so this endpoint has none to give
+	release()
+	_, err = e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
+	is.NoErr(err) // once given back, it serves again
+
+	releaseBytes, ok := shared.BodyBytes.TryReserve(4000)
+	is.True(ok) // bodies elsewhere hold most of the budget
+	_, err = e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(strings.Repeat("m", 200))})
+	is.Equal(apiCode(err), "ServiceUnavailable") // a body past what is left is refused before it is read
+	releaseBytes()
+	_, err = e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String(strings.Repeat("m", 200))})
+	is.NoErr(err)
+}
+
+func TestRequests_SlowUpload_HoldsNoPlace(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	e := setupWith(t, sqsapi.Options{MaxConcurrentRequests: 1})
+	url := e.createQueue("orders", nil)
+	host := strings.TrimPrefix(e.url, "http://")
+	conn, err := net.Dial("tcp", host)
+	is.NoErr(err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST / HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/x-amz-json-1.0\r\n"+
+		"X-Amz-Target: AmazonSQS.ListQueues\r\nContent-Length: 100\r\n\r\n{")
+	is.NoErr(err)
+	time.Sleep(100 * time.Millisecond) // the upload has started and stalls
+
+	_, err = e.sqs.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: &url, MessageBody: aws.String("m")})
+
+	is.NoErr(err) // the one place was free: a body still arriving holds none
 }

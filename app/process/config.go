@@ -57,6 +57,13 @@ type Config struct {
 	// MaxWaitingRequests caps the dequeues that wait for a message (long polls), which
 	// MaxConcurrentRequests leaves out; the others get 503.
 	MaxWaitingRequests int
+	// MaxBodyBytesInFlight caps the bytes of request bodies held at once; past it, requests
+	// get 503 before their body is read.
+	MaxBodyBytesInFlight int
+	// MaxConnections caps the open connections; past it, new ones wait to be accepted.
+	// These three caps and MaxConcurrentRequests are shared by the API and the SQS
+	// endpoint.
+	MaxConnections int
 	// APITokens, when set, are the bearer tokens that API requests must present. They
 	// are secrets: never log them.
 	APITokens []string
@@ -113,20 +120,24 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 		b.databaseURL(c)
 		b.string(&c.RedisURL, "redis-url", "RETSU_REDIS_URL", "", "Redis URL of the shared queue-details cache (optional)")
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before serving")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 16, 1, "maximum PostgreSQL connections")
+		b.dbMaxConns(c, 16)
 		b.dbConnectTimeout(c)
 		b.int(&c.DBRoundsInFlight, "db-rounds-in-flight", "RETSU_DB_ROUNDS_IN_FLIGHT", 1, 1, "transactions of coalesced requests in PostgreSQL at once")
 		b.duration(&c.CacheLifetime, "cache-lifetime", "RETSU_CACHE_LIFETIME", time.Second, 10*time.Millisecond, "how long an instance without Redis keeps queue details")
 		b.duration(&c.ReadHeaderTimeout, "read-header-timeout", "RETSU_READ_HEADER_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to read request headers")
 		b.duration(&c.ReadTimeout, "read-timeout", "RETSU_READ_TIMEOUT", 15*time.Second, 100*time.Millisecond, "time allowed to read a whole request")
-		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 40*time.Second, time.Second,
-			"time allowed to answer a request; must exceed the longest long poll (20s) plus the request timeout")
+		b.duration(&c.WriteTimeout, "write-timeout", "RETSU_WRITE_TIMEOUT", 50*time.Second, time.Second,
+			"time allowed to read a request's body and answer it; must exceed the read timeout plus the longest long poll (20s) plus the request timeout")
 		b.duration(&c.IdleTimeout, "idle-timeout", "RETSU_IDLE_TIMEOUT", 120*time.Second, time.Second, "time a kept-alive connection may stay idle")
 		b.int(&c.MaxHeaderBytes, "max-header-bytes", "RETSU_MAX_HEADER_BYTES", 64<<10, 1024, "largest accepted request line and headers in bytes; 431 past it")
 		b.duration(&c.ShutdownTimeout, "shutdown-timeout", "RETSU_SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, "time a stopping server waits for requests in flight")
 		b.duration(&c.RequestTimeout, "request-timeout", "RETSU_REQUEST_TIMEOUT", 10*time.Second, 100*time.Millisecond, "time allowed for the work of one request (a long poll has its wait on top)")
 		b.int(&c.MaxConcurrentRequests, "max-concurrent-requests", "RETSU_MAX_CONCURRENT_REQUESTS", 256, 1, "requests served at once, long polls and probes apart; the others get 503")
 		b.int(&c.MaxWaitingRequests, "max-waiting-requests", "RETSU_MAX_WAITING_REQUESTS", 10000, 1, "dequeues waiting for a message at once (long polls); the others get 503")
+		b.int(&c.MaxBodyBytesInFlight, "max-body-bytes-in-flight", "RETSU_MAX_BODY_BYTES_IN_FLIGHT", 64<<20, minBodyBytesInFlight,
+			"bytes of request bodies held at once, by the API and the SQS endpoint together; past it, 503")
+		b.int(&c.MaxConnections, "max-connections", "RETSU_MAX_CONNECTIONS", 16384, 16,
+			"open connections of the API and the SQS endpoint together; past it, new ones wait to be accepted")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.sqs(c)
 		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
@@ -137,15 +148,16 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 	case err != nil:
 		return Config{}, err
 	case len(c.args) > 0:
-		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+		return Config{}, strayArguments(c.args)
 	case c.Store == StorePostgres && c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required with the postgres store"}
-	case c.WriteTimeout <= domain.MaxWait+c.RequestTimeout:
-		// A long poll answers up to its wait plus the request timeout after its headers;
-		// a write timeout within that would cut the answer off.
+	case c.WriteTimeout <= c.ReadTimeout+domain.MaxWait+c.RequestTimeout:
+		// net/http starts the write timeout once a request's headers are read. A long poll
+		// answers after its body (which may arrive slowly, within the read timeout), its
+		// wait and its work: a write timeout within that would cut the answer off.
 		return Config{}, &ConfigError{"RETSU_WRITE_TIMEOUT (--write-timeout)", fmt.Sprintf(
-			"must be longer than the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
-			domain.MaxWait, c.RequestTimeout, domain.MaxWait+c.RequestTimeout)}
+			"must be longer than RETSU_READ_TIMEOUT (%s), for a body sent slowly, plus the longest long poll (%s) plus RETSU_REQUEST_TIMEOUT (%s), that is more than %s",
+			c.ReadTimeout, domain.MaxWait, c.RequestTimeout, c.ReadTimeout+domain.MaxWait+c.RequestTimeout)}
 	}
 	if err := checkSQS(c.Config); err != nil {
 		return Config{}, err
@@ -162,7 +174,7 @@ func ParseWorkConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Conf
 		c.Store = StorePostgres
 		b.databaseURL(c)
 		b.bool(&c.Migrate, "migrate", "RETSU_MIGRATE", true, "apply schema migrations before working")
-		b.int(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", 4, 1, "maximum PostgreSQL connections")
+		b.dbMaxConns(c, 4)
 		b.dbConnectTimeout(c)
 		b.cleaners(c)
 	})
@@ -170,7 +182,7 @@ func ParseWorkConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Conf
 	case err != nil:
 		return Config{}, err
 	case len(c.args) > 0:
-		return Config{}, &ConfigError{"arguments", fmt.Sprintf("unexpected %q", c.args[0])}
+		return Config{}, strayArguments(c.args)
 	case c.DatabaseURL == "":
 		return Config{}, &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is required"}
 	}
@@ -209,6 +221,14 @@ func ParseMigrateConfig(args []string, lookupEnv LookupEnv, output io.Writer) (C
 	return c.Config, command, nil
 }
 
+// strayArguments refuses arguments after the flags without repeating them: one is most
+// often the rest of a flag's value that an unquoted space cut off, such as half a token or
+// of a database URL.
+func strayArguments(args []string) error {
+	return &ConfigError{"arguments", fmt.Sprintf(
+		"%d unexpected argument(s) after the flags, not shown as they may hold part of a secret; quote flag values that contain spaces", len(args))}
+}
+
 // parsed is a Config with the positional arguments that followed the flags.
 type parsed struct {
 	Config
@@ -234,6 +254,9 @@ func parseConfig(command string, args []string, lookupEnv LookupEnv, output io.W
 			return parsed{}, ErrHelp
 		}
 		return parsed{}, &ConfigError{"arguments", err.Error()}
+	}
+	if err := errors.Join(b.errs...); err != nil {
+		return parsed{}, err
 	}
 	return parsed{Config: c, args: fs.Args()}, nil
 }
@@ -262,14 +285,27 @@ type binder struct {
 // (never a secret from the environment), then applies the environment's value. A variable
 // set to "" keeps the default, as if it were not set; tokens refuses it instead.
 func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse func(string) (T, error)) {
+	bindValue(b, &flagValue[T]{p: p, parse: parse}, name, env, def, usage)
+}
+
+// bindSecret is bind for a setting that holds secrets. The flag package quotes the value
+// of a flag it could not set, in its error and in what it prints, so a malformed value of
+// this flag is recorded here instead, naming the flag and not the value.
+func bindSecret[T any](b *binder, p *T, name, env string, usage string, parse func(string) (T, error)) {
+	refuse := func(err error) { b.errs = append(b.errs, &ConfigError{"--" + name, err.Error()}) }
+	bindValue(b, &flagValue[T]{p: p, parse: parse, refuse: refuse}, name, env, *new(T), usage)
+}
+
+func bindValue[T any](b *binder, v *flagValue[T], name, env string, def T, usage string) {
+	p, parse := v.p, v.parse
 	*p = def
-	b.fs.Var(&flagValue[T]{p: p, parse: parse}, name, usage+" ["+env+"]")
+	b.fs.Var(v, name, usage+" ["+env+"]")
 	if text, _ := b.lookupEnv(env); text != "" {
-		v, err := parse(text)
+		value, err := parse(text)
 		if err != nil {
 			b.errs = append(b.errs, &ConfigError{env, err.Error()})
 		} else {
-			*p = v
+			*p = value
 		}
 	}
 }
@@ -278,6 +314,8 @@ func bind[T any](b *binder, p *T, name, env string, def T, usage string, parse f
 type flagValue[T any] struct {
 	p     *T
 	parse func(string) (T, error)
+	// refuse, when set, takes the errors of Set, which then succeeds.
+	refuse func(error)
 }
 
 func (v *flagValue[T]) String() string {
@@ -292,6 +330,10 @@ func (v *flagValue[T]) String() string {
 
 func (v *flagValue[T]) Set(text string) error {
 	parsed, err := v.parse(text)
+	if err != nil && v.refuse != nil {
+		v.refuse(err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -314,6 +356,15 @@ func (b *binder) databaseURL(c *Config) {
 	b.string(&c.DatabaseURL, "database-url", "RETSU_DATABASE_URL", "", "PostgreSQL URL, such as postgres://user@host:5432/db")
 }
 
+// maxDBConns bounds RETSU_DB_MAX_CONNS. PostgreSQL serves each connection with a process of
+// its own and defaults to 100 in all; a pool larger than this is a typo (or a unit mistake),
+// and a value past int32 would wrap around in pgx's setting.
+const maxDBConns = 1000
+
+func (b *binder) dbMaxConns(c *Config, def int) {
+	b.intRange(&c.DBMaxConns, "db-max-conns", "RETSU_DB_MAX_CONNS", def, 1, maxDBConns, "maximum PostgreSQL connections of the process")
+}
+
 func (b *binder) dbConnectTimeout(c *Config) {
 	b.duration(&c.DBConnectTimeout, "db-connect-timeout", "RETSU_DB_CONNECT_TIMEOUT", 5*time.Second, 100*time.Millisecond, "time allowed to open a PostgreSQL connection")
 }
@@ -328,6 +379,10 @@ func (b *binder) cleaners(c *Config) {
 		"how long an Idempotency-Key replays its enqueue")
 }
 
+// minBodyBytesInFlight is room for the largest body of either listener (2 MiB and one byte
+// for the SQS endpoint) and then some.
+const minBodyBytesInFlight = 4 << 20
+
 // minTokenLength keeps guessable tokens out.
 const minTokenLength = 16
 
@@ -339,7 +394,7 @@ func (b *binder) tokens(p *[]string, name, env, usage string) {
 	if text, set := b.lookupEnv(env); set && strings.TrimSpace(text) == "" {
 		b.errs = append(b.errs, &ConfigError{env, "is set but holds no token; unset it to serve without authentication"})
 	}
-	bind(b, p, name, env, nil, usage, func(s string) ([]string, error) {
+	bindSecret(b, p, name, env, usage, func(s string) ([]string, error) {
 		var tokens []string
 		for _, token := range strings.Split(s, ",") {
 			token = strings.TrimSpace(token)
@@ -377,6 +432,18 @@ func (b *binder) int(p *int, name, env string, def, min int, usage string) {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < min {
 			return 0, fmt.Errorf("must be a whole number of at least %d, not %q", min, s)
+		}
+		return v, nil
+	})
+}
+
+// intRange registers a whole number from min to max, which the usage text names.
+func (b *binder) intRange(p *int, name, env string, def, min, max int, usage string) {
+	usage += fmt.Sprintf(" (%d to %d)", min, max)
+	bind(b, p, name, env, def, usage, func(s string) (int, error) {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < min || v > max {
+			return 0, fmt.Errorf("must be a whole number from %d to %d, not %q", min, max, s)
 		}
 		return v, nil
 	})

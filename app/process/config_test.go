@@ -39,10 +39,12 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
 	is.Equal(c.LogLevel, slog.LevelInfo)                    // logging at info
 	is.Equal(c.ReadHeaderTimeout, 5*time.Second)            // with server timeouts
-	is.Equal(c.WriteTimeout, 40*time.Second)                // the write timeout above a long poll and the request timeout
+	is.Equal(c.WriteTimeout, 50*time.Second)                // the write timeout above a slow body, a long poll and the request timeout
 	is.Equal(c.Cleaners.IdempotencyRetention, 24*time.Hour) // idempotency keys kept a day
 	is.Equal(c.MaxConcurrentRequests, 256)                  // 256 requests served at once
 	is.Equal(c.MaxWaitingRequests, 10000)                   // and 10,000 long polls
+	is.Equal(c.MaxBodyBytesInFlight, 64<<20)                // 64 MiB of request bodies in memory
+	is.Equal(c.MaxConnections, 16384)                       // 16,384 open connections
 	is.Equal(len(c.APITokens), 0)                           // no tokens when the variable is not set
 }
 
@@ -78,38 +80,44 @@ func TestParseServeConfig_EmptyVariableKeepsTheDefault(t *testing.T) {
 	is.Equal(c.Cleaners.Interval, 30*time.Second) // and so does an empty duration's
 }
 
-func TestParseServeConfig_WriteTimeoutMustExceedALongPollAndTheRequestTimeout(t *testing.T) {
+func TestParseServeConfig_WriteTimeoutMustExceedASlowBodyALongPollAndTheRequestTimeout(t *testing.T) {
 	t.Parallel()
+	// net/http starts the write timeout once the headers are read: a dequeue's body that
+	// arrives slowly, within the read timeout, then its wait, then its work must fit.
 	tests := []struct {
-		write, request string
-		ok             bool
+		write, read, request string
+		ok                   bool
 	}{
-		{"40s", "10s", true},
-		{"31s", "10s", true},
-		{"30s", "10s", false},
-		{"29s", "", false},
-		{"26s", "5s", true},
-		{"25s", "5s", false},
-		{"", "25s", false},
-		{"1m", "25s", true},
+		{"", "", "", true},
+		{"46s", "15s", "10s", true},
+		{"45s", "15s", "10s", false},
+		{"40s", "15s", "10s", false},
+		{"31s", "100ms", "10s", true},
+		{"30s", "100ms", "10s", false},
+		{"29s", "", "", false},
+		{"", "", "25s", false},
+		{"1m", "", "24s", true},
+		{"1m", "30s", "", false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.write+"/"+tc.request, func(t *testing.T) {
+		t.Run(tc.write+"/"+tc.read+"/"+tc.request, func(t *testing.T) {
 			t.Parallel()
 			is := is.New(t)
 			vars := merge(withDatabase, "RETSU_WRITE_TIMEOUT", tc.write)
+			vars["RETSU_READ_TIMEOUT"] = tc.read
 			vars["RETSU_REQUEST_TIMEOUT"] = tc.request
 
 			err := serve(nil, env(vars))
 
 			if tc.ok {
-				is.NoErr(err) // a write timeout longer than a long poll and the request timeout
+				is.NoErr(err) // a write timeout longer than a slow body, a long poll and the request timeout
 				return
 			}
 			var configErr *process.ConfigError
-			is.True(errors.As(err, &configErr))                             // a configuration error
-			is.True(strings.Contains(err.Error(), "RETSU_WRITE_TIMEOUT"))   // that names the setting
-			is.True(strings.Contains(err.Error(), "RETSU_REQUEST_TIMEOUT")) // and what it must exceed
+			is.True(errors.As(err, &configErr))                           // a configuration error
+			is.True(strings.Contains(err.Error(), "RETSU_WRITE_TIMEOUT")) // that names the setting
+			is.True(strings.Contains(err.Error(), "RETSU_READ_TIMEOUT"))  // and what it must exceed
+			is.True(strings.Contains(err.Error(), "RETSU_REQUEST_TIMEOUT"))
 		})
 	}
 }
@@ -167,6 +175,8 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 		{"no waiting requests", serve, merge(withDatabase, "RETSU_MAX_WAITING_REQUESTS", "0"), nil, "RETSU_MAX_WAITING_REQUESTS"},
 		{"waiting requests flag not a number", serve, withDatabase, []string{"--max-waiting-requests=many"}, "max-waiting-requests"},
 		{"headers of 100 bytes", serve, merge(withDatabase, "RETSU_MAX_HEADER_BYTES", "100"), nil, "RETSU_MAX_HEADER_BYTES"},
+		{"body budget below the largest body", serve, merge(withDatabase, "RETSU_MAX_BODY_BYTES_IN_FLIGHT", "1048576"), nil, "RETSU_MAX_BODY_BYTES_IN_FLIGHT"},
+		{"no connections", serve, withDatabase, []string{"--max-connections=0"}, "max-connections"},
 		{"empty tokens", serve, merge(withDatabase, "RETSU_API_TOKENS", ""), nil, "RETSU_API_TOKENS"},
 		{"tokens of spaces", serve, merge(withDatabase, "RETSU_API_TOKENS", "  "), nil, "RETSU_API_TOKENS"},
 		{"tokens of commas", serve, merge(withDatabase, "RETSU_API_TOKENS", ","), nil, "RETSU_API_TOKENS"},
@@ -198,7 +208,7 @@ func TestParseConfig_Help_IsNotAnError(t *testing.T) {
 		"time between two passes of the cleaners (at least 1s)",
 		"RETSU_IDEMPOTENCY_RETENTION",
 		"RETSU_MAX_WAITING_REQUESTS",
-		"must exceed the longest long poll (20s) plus the request timeout (at least 1s)",
+		"must exceed the read timeout plus the longest long poll (20s) plus the request timeout (at least 1s)",
 	} {
 		is.True(strings.Contains(out.String(), want)) // and says the minimums and the new settings
 	}
@@ -264,4 +274,93 @@ func merge(base map[string]string, key, value string) map[string]string {
 		}
 	}
 	return m
+}
+
+func TestParseServeConfig_BadSecretFlags_NameTheFlagWithoutTheSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-short"
+	tests := []struct {
+		name    string
+		args    []string
+		setting string
+	}{
+		{"short token", []string{"--api-tokens=" + secret}, "--api-tokens"},
+		{"token with a space", []string{"--api-tokens", secret + " 0123456789abcdef"}, "--api-tokens"},
+		{"short SQS secret", []string{"--sqs-credentials=AKID:" + secret}, "--sqs-credentials"},
+		{"SQS pair without a colon", []string{"--sqs-credentials", "AKID" + secret + "0123456789"}, "--sqs-credentials"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			var out strings.Builder
+
+			_, err := process.ParseServeConfig(tc.args, env(withDatabase), &out)
+
+			var configErr *process.ConfigError
+			is.True(errors.As(err, &configErr))                // a configuration error
+			is.True(strings.Contains(err.Error(), tc.setting)) // that names the flag
+			is.True(!strings.Contains(err.Error(), secret))    // but not the secret
+			is.True(!strings.Contains(out.String(), secret))   // which the output does not show either
+		})
+	}
+}
+
+func TestParseConfig_DBMaxConns_MustBeFromOneToTheBound(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		value string
+		ok    bool
+	}{
+		{"1", true},
+		{"1000", true},
+		{"0", false},
+		{"-1", false},
+		{"1001", false},
+		{"4294967297", false}, // 2^32 + 1 would become 1 as an int32
+		{"2147483648", false}, // 2^31 would become negative, and so pgx's default
+		{"many", false},
+	}
+	for _, tc := range tests {
+		for name, parse := range map[string]func([]string, process.LookupEnv) error{"serve": serve, "work": work} {
+			t.Run(name+"/"+tc.value, func(t *testing.T) {
+				t.Parallel()
+				is := is.New(t)
+
+				envErr := parse(nil, env(merge(withDatabase, "RETSU_DB_MAX_CONNS", tc.value)))
+				flagErr := parse([]string{"--db-max-conns=" + tc.value}, env(withDatabase))
+
+				if tc.ok {
+					is.NoErr(envErr) // a pool size within the bound is taken
+					is.NoErr(flagErr)
+					return
+				}
+				var configErr *process.ConfigError
+				is.True(errors.As(envErr, &configErr))                          // refused
+				is.True(strings.Contains(envErr.Error(), "RETSU_DB_MAX_CONNS")) // naming the variable
+				is.True(strings.Contains(envErr.Error(), "1 to 1000"))          // and the range
+				is.True(errors.As(flagErr, &configErr))                         // the flag too
+				is.True(strings.Contains(flagErr.Error(), "db-max-conns"))
+				is.True(strings.Contains(flagErr.Error(), "1 to 1000"))
+			})
+		}
+	}
+}
+
+func TestParseConfig_StrayArgument_IsRefusedWithoutRepeatingIt(t *testing.T) {
+	t.Parallel()
+	// An unquoted space splits a secret in two: the second half is a stray argument.
+	for name, parse := range map[string]func([]string, process.LookupEnv) error{"serve": serve, "work": work} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+
+			err := parse([]string{"--database-url", "postgres://retsu:first-half", "second-half@db/retsu"}, env(nil))
+
+			var configErr *process.ConfigError
+			is.True(errors.As(err, &configErr))                    // refused
+			is.True(strings.Contains(err.Error(), "argument"))     // naming what is wrong
+			is.True(!strings.Contains(err.Error(), "second-half")) // without the argument, which may be half a secret
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 // LogValue shows the configuration in logs without its secrets: the passwords of the
@@ -35,6 +36,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Duration("request_timeout", c.RequestTimeout),
 			slog.Int("max_concurrent_requests", c.MaxConcurrentRequests),
 			slog.Int("max_waiting_requests", c.MaxWaitingRequests),
+			slog.Int("max_body_bytes_in_flight", c.MaxBodyBytesInFlight),
+			slog.Int("max_connections", c.MaxConnections),
 			slog.Int("api_tokens", len(c.APITokens)),
 			slog.Bool("dashboard", c.Dashboard),
 			slog.String("sqs_addr", c.SQSAddr),
@@ -64,8 +67,26 @@ var passwordSetting = regexp.MustCompile(`((?:^|[\s?&])(?:ssl)?password\s*=\s*)(
 func redactURL(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Scheme != "" {
 		s = u.Redacted()
+	} else {
+		s = redactMalformedUserInfo(s)
 	}
 	return passwordSetting.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// redactMalformedUserInfo replaces the password of a URL that net/url cannot parse (a bad
+// port, a stray %): whatever lies between the first colon after the scheme and the last @.
+// A password may hold unescaped / or @, so it redacts too much rather than too little.
+func redactMalformedUserInfo(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	at := strings.LastIndex(rest, "@")
+	if !ok || at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
 // NewLogger returns the logger that cfg describes, writing to w.

@@ -19,6 +19,9 @@ func TestConfigLog_ShowsTheSettingsWithoutSecrets(t *testing.T) {
 		"password in the query": "postgres://retsu@db.internal:5432/retsu?sslmode=require&password=hunter2-secret",
 		"key/value string":      "host=db.internal user=retsu password=hunter2-secret dbname=retsu",
 		"quoted key/value":      "host=db.internal user=retsu password='hunter2-secret and more' dbname=retsu",
+		"URL with a bad port":   "postgres://retsu:hunter2-secret@db.internal:port/retsu",
+		"URL with a bad escape": "postgres://retsu:hunter2%zz-secret@db.internal:5432/retsu",
+		"password with an @":    "postgres://retsu:hunter2@secret@db.internal:port/retsu",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -12,7 +13,7 @@ import (
 func Migrate(databaseURL, command string, out io.Writer) error {
 	migrator, err := postgres.NewMigrator(databaseURL)
 	if err != nil {
-		return err
+		return databaseURLError(err)
 	}
 	defer migrator.Close()
 	switch command {
@@ -33,4 +34,13 @@ func Migrate(databaseURL, command string, out io.Writer) error {
 		return err
 	}
 	return &ConfigError{"arguments", fmt.Sprintf("unknown migrate command %q", command)}
+}
+
+// databaseURLError names the setting when err reports a malformed database URL, whose value
+// it does not repeat: it may hold a password.
+func databaseURLError(err error) error {
+	if errors.Is(err, postgres.ErrMalformedURL) {
+		return &ConfigError{"RETSU_DATABASE_URL (--database-url)", "is not a valid PostgreSQL URL or connection string (its value is not shown: it may hold a password)"}
+	}
+	return err
 }

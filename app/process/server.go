@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/dashboard"
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/memory"
@@ -27,6 +28,9 @@ type Server struct {
 	handler http.Handler
 	// sqsHandler serves the SQS-compatible endpoint; nil without one.
 	sqsHandler http.Handler
+	// capacity is what the API and the SQS endpoint share: requests, long polls, body
+	// bytes and connections.
+	capacity *capacity.Shared
 	// cleaners is nil when cfg.Workers is off.
 	cleaners *app.Cleaners
 	closers  closers
@@ -41,7 +45,10 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, stores: stores}
+	s := &Server{cfg: cfg, log: log, stores: stores, capacity: capacity.New(capacity.Options{
+		MaxRequests: cfg.MaxConcurrentRequests, MaxWaiting: cfg.MaxWaitingRequests,
+		MaxBodyBytes: int64(cfg.MaxBodyBytesInFlight), MaxConnections: cfg.MaxConnections,
+	})}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -63,19 +70,18 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 		pages = dashboard.New()
 	}
 	s.handler = httpapi.NewHandler(s.service, httpapi.Options{
-		Logger:                log,
-		Ready:                 stores.ready,
-		CacheReady:            cacheReady,
-		Metrics:               metrics.Handler(),
-		Observer:              metrics,
-		APITokens:             cfg.APITokens,
-		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
-		MaxWaitingRequests:    cfg.MaxWaitingRequests,
-		RequestTimeout:        cfg.RequestTimeout,
-		MaxHeaderBytes:        cfg.MaxHeaderBytes,
-		Dashboard:             pages,
+		Logger:         log,
+		Ready:          stores.ready,
+		CacheReady:     cacheReady,
+		Metrics:        metrics.Handler(),
+		Observer:       metrics,
+		APITokens:      cfg.APITokens,
+		Capacity:       s.capacity,
+		RequestTimeout: cfg.RequestTimeout,
+		MaxHeaderBytes: cfg.MaxHeaderBytes,
+		Dashboard:      pages,
 	})
-	s.sqsHandler = newSQSHandler(s.service, cfg, log)
+	s.sqsHandler = newSQSHandler(s.service, cfg, s.capacity, log)
 	if cfg.Workers {
 		s.cleaners = newCleaners(stores, cfg, log, metrics)
 	}
@@ -123,7 +129,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		Logger:            s.log,
 	})
 	served := make(chan error, 1)
-	go func() { served <- server.Serve(httpapi.NewListener(listener)) }()
+	go func() {
+		served <- server.Serve(httpapi.NewListener(capacity.Listener(listener, s.capacity.Connections)))
+	}()
 	s.log.Info("serving the API", "addr", listener.Addr().String(), "store", s.cfg.Store)
 	stopCleaners := s.startCleaners()
 	defer stopCleaners()

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/retsu/retsu/adapters/capacity"
 	"github.com/retsu/retsu/adapters/httpapi"
 	"github.com/retsu/retsu/adapters/sqsapi"
 	"github.com/retsu/retsu/app"
@@ -26,7 +27,7 @@ const (
 // sqs registers the settings of the SQS-compatible endpoint.
 func (b *binder) sqs(c *Config) {
 	b.string(&c.SQSAddr, "sqs-addr", "RETSU_SQS_ADDR", "", "address of the SQS-compatible endpoint, such as 127.0.0.1:9324 (empty: no endpoint)")
-	bind(b, &c.SQSCredentials, "sqs-credentials", "RETSU_SQS_CREDENTIALS", nil,
+	bindSecret(b, &c.SQSCredentials, "sqs-credentials", "RETSU_SQS_CREDENTIALS",
 		"comma-separated ACCESS_KEY_ID:SECRET_KEY pairs that SQS requests must be signed with (none: no authentication)", parseSQSCredentials)
 	bind(b, &c.SQSRegion, "sqs-region", "RETSU_SQS_REGION", "",
 		"region of the SQS endpoint's queue ARNs, such as eu-west-1 (none: the region each request is signed for, else "+sqsapi.DefaultRegion+")", parseSQSRegion)
@@ -80,7 +81,7 @@ func checkSQS(c Config) error {
 
 // newSQSHandler returns the SQS endpoint's handler over svc, or nil when cfg has no SQS
 // address.
-func newSQSHandler(svc app.Retsu, cfg Config, log *slog.Logger) http.Handler {
+func newSQSHandler(svc app.Retsu, cfg Config, shared *capacity.Shared, log *slog.Logger) http.Handler {
 	if cfg.SQSAddr == "" {
 		return nil
 	}
@@ -89,14 +90,16 @@ func newSQSHandler(svc app.Retsu, cfg Config, log *slog.Logger) http.Handler {
 		keyID, secret, _ := strings.Cut(pair, ":")
 		credentials[keyID] = secret
 	}
-	return sqsapi.NewHandler(svc, sqsapi.Options{
-		Logger:                log.With("endpoint", "sqs"),
-		Credentials:           credentials,
-		MaxConcurrentRequests: cfg.MaxConcurrentRequests,
-		MaxWaitingReceives:    4 * cfg.MaxConcurrentRequests,
-		RequestTimeout:        cfg.RequestTimeout,
-		Region:                cfg.SQSRegion,
+	handler := sqsapi.NewHandler(svc, sqsapi.Options{
+		Logger:         log.With("endpoint", "sqs"),
+		Credentials:    credentials,
+		Capacity:       shared,
+		RequestTimeout: cfg.RequestTimeout,
+		Region:         cfg.SQSRegion,
 	})
+	// Its listener follows the framing of requests as the API's does, so that the
+	// endpoint refuses the same smuggling attempts.
+	return httpapi.GuardFraming(handler, sqsapi.RefuseRequest)
 }
 
 // sqsEndpoint is the SQS endpoint's server while it serves; nil when there is none.
@@ -124,7 +127,9 @@ func (s *Server) startSQS() (*sqsEndpoint, error) {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		Logger:            s.log,
 	})}
-	go func() { e.served <- e.server.Serve(listener) }()
+	go func() {
+		e.served <- e.server.Serve(httpapi.NewListener(capacity.Listener(listener, s.capacity.Connections)))
+	}()
 	s.log.Info("serving the SQS endpoint", "addr", listener.Addr().String(), "signed", len(s.cfg.SQSCredentials) > 0)
 	return e, nil
 }

@@ -53,7 +53,7 @@ func openPostgres(ctx context.Context, cfg Config) (*stores, error) {
 		ConnectTimeout: cfg.DBConnectTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, databaseURLError(err)
 	}
 	messages := postgres.NewMessageStore(pool, postgres.MessageStoreOptions{RoundsInFlight: cfg.DBRoundsInFlight})
 	s := &stores{

@@ -35,10 +35,36 @@ Run "retsu <command> --help" for the flags of a command.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	ctx := stopOnSignal(context.Background(), signals, os.Stderr, os.Exit)
 	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
-	stop()
 	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// stopOnSignal returns a context that the first signal from signals cancels, which stops
+// serve and work gracefully. A second signal, while that shutdown waits for the requests in
+// flight, calls exit at once with 128 + the signal's number, as a shell reports a process
+// that a signal ended: an operator who presses Ctrl-C twice means it.
+func stopOnSignal(parent context.Context, signals <-chan os.Signal, stderr io.Writer, exit func(int)) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		<-signals
+		cancel()
+		second := <-signals
+		fmt.Fprintf(stderr, "retsu: second signal (%s): exiting without waiting for the requests in flight\n", second)
+		exit(signalStatus(second))
+	}()
+	return ctx
+}
+
+// signalStatus is the exit status of a process ended by signal: 130 for SIGINT, 143 for
+// SIGTERM.
+func signalStatus(signal os.Signal) int {
+	if number, ok := signal.(syscall.Signal); ok {
+		return 128 + int(number)
+	}
+	return 1
 }
 
 // errUsage reports a command line that names no known command; usage was printed.

@@ -42,3 +42,47 @@ func TestRun_ExitStatusAndMessages(t *testing.T) {
 		})
 	}
 }
+
+func TestRun_BadSecretSettings_AreNamedWithoutTheSecret(t *testing.T) {
+	t.Parallel()
+	const secret = "hunter2-short"
+	database := map[string]string{"RETSU_DATABASE_URL": "postgres://retsu@127.0.0.1:1/retsu"}
+	tests := []struct {
+		name    string
+		args    []string
+		vars    map[string]string
+		setting string
+	}{
+		{"token flag", []string{"serve", "--api-tokens=" + secret}, database, "--api-tokens"},
+		{"token variable", []string{"serve"}, with(database, "RETSU_API_TOKENS", secret), "RETSU_API_TOKENS"},
+		{"SQS credentials flag", []string{"serve", "--sqs-credentials", "AKID:" + secret}, database, "--sqs-credentials"},
+		{"SQS credentials variable", []string{"serve"}, with(database, "RETSU_SQS_CREDENTIALS", "AKID:"+secret), "RETSU_SQS_CREDENTIALS"},
+		{"database URL with a bad port", []string{"serve", "--migrate=false"},
+			map[string]string{"RETSU_DATABASE_URL": "postgres://retsu:" + secret + "@127.0.0.1:port/retsu"}, "RETSU_DATABASE_URL"},
+		{"database URL with a bad port, migrating", []string{"migrate", "up"},
+			map[string]string{"RETSU_DATABASE_URL": "postgres://retsu:" + secret + "@127.0.0.1:port/retsu"}, "RETSU_DATABASE_URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			is := is.New(t)
+			var stdout, stderr strings.Builder
+			lookupEnv := func(name string) (string, bool) { v, ok := tc.vars[name]; return v, ok }
+
+			status := exitStatus(run(context.Background(), tc.args, lookupEnv, &stdout, &stderr), &stderr)
+
+			is.True(status != 0)                                   // the command fails
+			is.True(strings.Contains(stderr.String(), tc.setting)) // naming the setting
+			is.True(!strings.Contains(stderr.String(), secret))    // never showing the secret
+			is.True(!strings.Contains(stdout.String(), secret))    // anywhere
+		})
+	}
+}
+
+func with(vars map[string]string, name, value string) map[string]string {
+	merged := map[string]string{name: value}
+	for k, v := range vars {
+		merged[k] = v
+	}
+	return merged
+}
