@@ -2,10 +2,9 @@ package postgres
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -80,16 +79,23 @@ func (s *MessageStore) prepareRound(slot int) (undo func()) {
 		g.calm = calmWaits
 		return nil
 	}
-	// One simple-protocol message: BEGIN and the lock in one round trip.
-	sql := "BEGIN; " + strings.NewReplacer("$1", strconv.Itoa(int(advisoryLockClass)),
-		"$2", strconv.Itoa(int(roundLockKey(slot)))).Replace(lockRoundSlot)
-	results, err := conn.Conn().PgConn().Exec(ctx, sql).ReadAll()
-	if err != nil || len(results) != 2 || len(results[1].Rows) != 1 {
+	// BEGIN and the lock in one round trip, as prepared statements: the transaction stays
+	// open after the batch's end.
+	results := conn.SendBatch(ctx, &pgx.Batch{QueuedQueries: []*pgx.QueuedQuery{
+		{SQL: "BEGIN"}, {SQL: lockRoundSlot, Arguments: []any{advisoryLockClass, roundLockKey(slot)}}}})
+	var wait float64
+	_, err = results.Exec()
+	if err == nil {
+		err = results.QueryRow().Scan(&wait)
+	}
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
 		conn.Release() // with its transaction still open, the pool closes the connection
 		g.calm = calmWaits
 		return nil
 	}
-	wait, _ := strconv.ParseFloat(string(results[1].Rows[0][0]), 64)
 	g.waited(wait)
 	g.conn = conn
 	return func() {
