@@ -71,8 +71,11 @@ func SharedBuffers(t *testing.T, plan string) int {
 // RoundsRun is how many rounds s has run.
 func RoundsRun(s *MessageStore) int64 { return s.roundsRun.Load() }
 
-// RoundLockKeys are the two keys of the advisory lock of a round slot.
+// RoundLockKeys are the arguments of RoundLockArguments for the lock of a round slot.
 func RoundLockKeys(slot int) (class, key int32) { return advisoryLockClass, roundLockKey(slot) }
+
+// RoundLockArguments are the two keys of a round slot's lock, as SQL of $1 and $2.
+const RoundLockArguments = roundLockArguments
 
 // EnqueueingWithKey is the operation of an Enqueue of e alone with an idempotency key.
 func EnqueueingWithKey(e domain.Enqueue, key *ports.IdempotencyKey) Operation {

@@ -471,7 +471,7 @@ func TestRound_Deadlock_IsRetried(t *testing.T) {
 	}()
 	waitForBlockedBy(t, s, pid)
 	class, slot := postgres.RoundLockKeys(0)
-	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", class, slot)
+	_, err = tx.Exec(ctx, "SELECT pg_advisory_xact_lock("+postgres.RoundLockArguments+")", class, slot)
 	is.NoErr(err) // the deadlock is broken on the round's side
 	is.NoErr(tx.Rollback(ctx))
 

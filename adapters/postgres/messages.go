@@ -83,7 +83,8 @@ func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 // ID to Retsu.
 const advisoryLockClass int32 = 0x72657473
 
-// roundLockKey returns the second key of the advisory lock of round slot slot.
+// roundLockKey returns the number of round slot slot, from which and the schema's name
+// the advisory lock's second key is made (roundLockArguments).
 func roundLockKey(slot int) int32 { return int32(slot) }
 
 // Close answers the requests already made and refuses new ones with a service_unavailable

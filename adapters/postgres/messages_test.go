@@ -381,7 +381,7 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 	is.NoErr(err)
 	defer conn.Release()
 	class, slot := postgres.RoundLockKeys(0)
-	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock($1, $2)", class, slot)
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_lock("+postgres.RoundLockArguments+")", class, slot)
 	is.NoErr(err)
 	done := make(chan error, 2)
 	for _, store := range []*postgres.MessageStore{s.store, other} {
@@ -392,7 +392,7 @@ func TestRounds_OfEveryInstance_TakeTheirSlotsLock(t *testing.T) {
 		t.Fatalf("a round ran while another transaction held its slot's lock (%v)", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1, $2)", class, slot)
+	_, err = conn.Exec(context.Background(), "SELECT pg_advisory_unlock("+postgres.RoundLockArguments+")", class, slot)
 	is.NoErr(err)
 	is.NoErr(<-done) // once the lock is free, the rounds of both instances run,
 	is.NoErr(<-done) // one after the other
@@ -407,11 +407,11 @@ func TestRounds_AfterWaitingForTheirLock_GatherTheRequestsOfTheWait(t *testing.T
 	defer conn.Release()
 	class, slot := postgres.RoundLockKeys(0)
 	hold := func() {
-		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock($1, $2)", class, slot)
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_lock("+postgres.RoundLockArguments+")", class, slot)
 		is.NoErr(err)
 	}
 	free := func() {
-		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock($1, $2)", class, slot)
+		_, err := conn.Exec(context.Background(), "SELECT pg_advisory_unlock("+postgres.RoundLockArguments+")", class, slot)
 		is.NoErr(err)
 	}
 	queueID := newID()

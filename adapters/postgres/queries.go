@@ -326,8 +326,14 @@ const exhaustedPerClaim = "1000"
 // few, as large rounds as one instance would. An idle database grants the lock at once. Only
 // rounds take these locks, and always first, so no wait for them can be part of a deadlock.
 const lockRoundSlot = `
-WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock($1::int4, $2::int4))
+WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(` + roundLockArguments + `))
 SELECT extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 FROM locked`
+
+// roundLockArguments are the two keys of a round slot's lock from advisoryLockClass ($1) and
+// the slot's number ($2): the second is a hash of the schema Retsu's tables are in and the
+// slot, so that Retsu deployments in different schemas of one database (or tests, each in a
+// schema of its own) do not take turns with each other's rounds.
+const roundLockArguments = `$1::int4, hashtext(coalesce(current_schema(), '') || '/' || $2::int4)`
 
 // deleteAcknowledged removes the messages whose receipt handle names their current lease,
 // by primary key, and returns the queue, ID and receipt handle of each, which name the

@@ -9,7 +9,8 @@
 #   DURATION  Go duration of the measurement (default 10m)
 # Uses BENCH_DB (retsu_bench, recreated), BENCH_PG_ADDR (127.0.0.1:24250), BENCH_REDIS_DB (2),
 # BENCH_PRODUCERS and BENCH_CONSUMERS (16), like scripts/bench/run.sh, and the binaries that
-# `make build` puts in .run/bin. Results stay in .run/bench/drift.*.
+# `make build` puts in .run/bin. BENCH_LOAD adds flags of `retsu-bench run`, such as
+# BENCH_LOAD="-wait 20s" for consumers that long-poll. Results stay in .run/bench/drift.*.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval "$(scripts/services.sh env)"
@@ -41,7 +42,8 @@ wait_for_listener "$addr"
 sampler=$!
 
 .run/bin/retsu-bench run -url "http://$addr" -name drift -rate "$rate" -warmup 10s -duration "$duration" -progress 1m \
-	-producers "${BENCH_PRODUCERS:-16}" -consumers "${BENCH_CONSUMERS:-16}" -server-pid "$server" -out "$out/drift.json" |
+	-producers "${BENCH_PRODUCERS:-16}" -consumers "${BENCH_CONSUMERS:-16}" -server-pid "$server" -out "$out/drift.json" \
+	${BENCH_LOAD:-} |
 	tee "$out/drift.txt"
 echo "time size live dead autovacuums"
 cat "$out/drift.table.txt"
