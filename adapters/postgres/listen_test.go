@@ -132,7 +132,7 @@ func TestListener_SilentConnection_FoundByPingAndReplaced(t *testing.T) {
 	_, err = pool.Exec(context.Background(), "SELECT pg_notify('retsu_wakeups', $1)", queueID.String()+" 0 1")
 	is.NoErr(err)
 	w, ok := next(queueID, 2*time.Second)
-	is.True(ok) // the new connection hears notifications
+	is.True(ok)                  // the new connection hears notifications
 	is.Equal(w.QueueID, queueID) // of the queue that notified
 }
 
