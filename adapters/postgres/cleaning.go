@@ -38,6 +38,9 @@ func (s *MessageStore) DeleteQueueData(ctx context.Context, queueID domain.ID, f
 		want := limit - deleted
 		var gone, chosen int64
 		if err := s.pool.QueryRow(ctx, deleteQueueData[cursor.Table], queueID, after, want).Scan(&gone, &chosen, &after); err != nil {
+			if isLockNotAvailable(err) {
+				return deleted, cursor, nil // a row others hold for now: the next pass goes on from here
+			}
 			return deleted, from, fmt.Errorf("postgres: delete queue data: %w", translate(err))
 		}
 		deleted += int(gone)
@@ -50,11 +53,8 @@ func (s *MessageStore) DeleteQueueData(ctx context.Context, queueID domain.ID, f
 	if cursor.Table < len(deleteQueueData) {
 		return deleted, cursor, nil
 	}
-	var left bool
-	if err := s.pool.QueryRow(ctx, queueDataLeft, queueID).Scan(&left); err != nil {
-		return deleted, from, fmt.Errorf("postgres: delete queue data: %w", translate(err))
-	}
-	return deleted, ports.QueueDataCursor{Done: !left}, nil
+	// No row was skipped (see deleteQueueData), and none can be added to a deleted queue.
+	return deleted, ports.QueueDataCursor{Done: true}, nil
 }
 
 // exec runs a statement that deletes and returns how many rows it deleted.

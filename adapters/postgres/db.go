@@ -109,6 +109,13 @@ func isTransient(err error) bool {
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
+// isLockNotAvailable reports whether err is a lock_not_available: a NOWAIT lock met a row
+// another transaction holds.
+func isLockNotAvailable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
 // isUniqueViolation reports whether err is a unique_violation of the named constraint.
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError

@@ -548,3 +548,38 @@ SELECT $1, gen_random_uuid(), 1, '\x00', 1, now(), now() FROM generate_series(1,
 	buffers := postgres.SharedBuffers(t, plan)
 	is.True(buffers < 20) // the statement reads the old range of the index only, not the 5,000 retained dead letters
 }
+
+func TestDeleteQueueData_RowHeldByAnother_TriedAgainFromItsBatch(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	var held domain.Enqueue
+	for i := range 5 {
+		e := newEnqueue(queueID, domain.PriorityLow, fmt.Sprintf("doomed %d", i))
+		is.NoErr(enqueueOne(s.store, e))
+		if i == 3 {
+			held = e
+		}
+	}
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, "SELECT 1 FROM messages WHERE queue_id = $1 AND id = $2 FOR UPDATE", queueID, held.MessageID)
+	is.NoErr(err) // a round racing the deletion holds one row
+
+	deleted, cursor, err := s.store.DeleteQueueData(ctx, queueID, ports.QueueDataCursor{}, 100)
+	is.NoErr(err)         // the batch that met it is left for later, no error
+	is.Equal(deleted, 0)  // nothing of that batch went
+	is.True(!cursor.Done) // and the queue is not done
+	is.NoErr(tx.Rollback(ctx))
+
+	deleted, cursor, err = s.store.DeleteQueueData(ctx, queueID, cursor, 100)
+	is.NoErr(err)
+	is.Equal(deleted, 5) // the next pass deletes it all, the held row included
+	is.True(cursor.Done)
+	var left int
+	is.NoErr(s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE queue_id = $1", queueID).Scan(&left))
+	is.Equal(left, 0)
+}
