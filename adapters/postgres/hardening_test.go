@@ -241,13 +241,15 @@ func TestClaim_LeaseStartsWhenTheClaimIsMade(t *testing.T) {
 	s := newIsolated(t)
 	queueID := newID()
 	e := newEnqueue(queueID, domain.PriorityHigh, "slow to claim")
-	e.VisibilityTimeout = time.Second
+	// A lease of 2 s and a wait of 2.5 s: the ack below has 2 s after the claim, as this
+	// machine's disk has stalled a commit for more than a second under make test's load.
+	e.VisibilityTimeout = 2 * time.Second
 	is.NoErr(enqueueOne(s.store, e))
 	// A connection that has run the claim before starts the claim's transaction when it is
 	// sent, and only then waits for the lock, as a busy server's connections do.
 	_, err := s.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: newID(), Max: 1})
 	is.NoErr(err)
-	released := s.holdLock(t, 1500*time.Millisecond)
+	released := s.holdLock(t, 2500*time.Millisecond)
 	result := make(chan ports.Dequeued, 1)
 	go func() {
 		// The claim's round starts its transaction now and waits for the lock longer than
