@@ -108,7 +108,13 @@ func (d *drain) progress() float64 {
 // waitProgress waits until the share of messages answered 201 reaches share; false if ctx
 // ended first.
 func (d *drain) waitProgress(ctx context.Context, share float64) bool {
-	for d.progress() < share {
+	return waitShare(ctx, d.progress, share)
+}
+
+// waitShare waits until progress reaches share, looking every 10 ms; false if ctx ended
+// first.
+func waitShare(ctx context.Context, progress func() float64, share float64) bool {
+	for progress() < share {
 		select {
 		case <-ctx.Done():
 			return false

@@ -164,14 +164,7 @@ func (l *workerLoop) progress() float64 {
 // waitProgress waits until the share of messages answered 201 reaches share; false if ctx
 // ended first.
 func (l *workerLoop) waitProgress(ctx context.Context, share float64) bool {
-	for l.progress() < share {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return true
+	return waitShare(ctx, l.progress, share)
 }
 
 // noteLease records that a lease, an extend or a release delay may run until until.

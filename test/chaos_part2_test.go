@@ -60,15 +60,7 @@ func (e *chaosEnv) newLoopScenario(t *testing.T, size loopSize, opts loopOptions
 // scenario's deadline passes.
 func (s *loopScenario) run(t *testing.T, chaos func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), s.env.scale.deadline)
-	defer cancel()
-	struck := make(chan error, 1)
-	go func() { struck <- chaos(ctx) }()
-	s.start = time.Now()
-	s.loop.run(ctx, t)
-	if err := <-struck; err != nil {
-		t.Fatal(err)
-	}
+	runStruck(t, s.env.scale.deadline, &s.start, s.loop.run, chaos)
 }
 
 // strikes strikes in turn as the plan says (see strikeInTurn).

@@ -164,12 +164,20 @@ func (e *chaosEnv) startServices(t *testing.T, n int, env ...string) (*pgxpool.P
 // scenario's deadline passes.
 func (s *scenario) run(t *testing.T, chaos func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), s.env.scale.deadline)
+	runStruck(t, s.env.scale.deadline, &s.start, s.drain.run, chaos)
+}
+
+// runStruck runs work while chaos strikes, with start set when work begins, and fails the
+// test if either fails or deadline passes.
+func runStruck(t *testing.T, deadline time.Duration, start *time.Time,
+	work func(context.Context, *testing.T), chaos func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
 	struck := make(chan error, 1)
 	go func() { struck <- chaos(ctx) }()
-	s.start = time.Now()
-	s.drain.run(ctx, t)
+	*start = time.Now()
+	work(ctx, t)
 	if err := <-struck; err != nil {
 		t.Fatal(err)
 	}

@@ -78,9 +78,16 @@ func (s *isolated) insertDelivered(t *testing.T, queueID domain.ID, n, attempts,
 }
 
 // claimBuffers returns the shared buffers that one claim of max messages touches, as the
-// server's connections run it (generic plan, sequential scans off), in a transaction that is
-// rolled back.
+// server's connections run it (generic plan), in a transaction that is rolled back.
 func (s *isolated) claimBuffers(t *testing.T, queueID domain.ID, max int) int {
+	t.Helper()
+	return s.statementBuffers(t, postgres.ClaimStatement, fmt.Sprintf("'%s', %d, false", queueID, max))
+}
+
+// statementBuffers returns the shared buffers that statement, prepared and run with the SQL
+// arguments given, touches, in a transaction that is rolled back, after the SET LOCAL
+// settings given.
+func (s *isolated) statementBuffers(t *testing.T, statement, arguments string, settings ...string) int {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := s.pool.Begin(ctx)
@@ -88,13 +95,17 @@ func (s *isolated) claimBuffers(t *testing.T, queueID domain.ID, max int) int {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "PREPARE claim AS "+postgres.ClaimStatement); err != nil {
+	for _, setting := range settings {
+		if _, err := tx.Exec(ctx, "SET LOCAL "+setting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tx.Exec(ctx, "PREPARE measured AS "+statement); err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Exec(ctx, "DEALLOCATE claim")
+	defer tx.Exec(ctx, "DEALLOCATE measured")
 	var plan string
-	explain := fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim('%s', %d, false)", queueID, max)
-	if err := tx.QueryRow(ctx, explain).Scan(&plan); err != nil {
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE measured("+arguments+")").Scan(&plan); err != nil {
 		t.Fatal(err)
 	}
 	return postgres.SharedBuffers(t, plan)
@@ -513,16 +524,7 @@ SELECT $1, 'key-' || i, '\x00', '{}', now(), now() + interval '1 hour' FROM gene
 	is.NoErr(err)
 	_, err = s.pool.Exec(ctx, "ANALYZE idempotency_keys")
 	is.NoErr(err)
-	tx, err := s.pool.Begin(ctx)
-	is.NoErr(err)
-	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
-	is.NoErr(err)
-	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteIdempotencyKeysStatement)
-	is.NoErr(err)
-	var plan string
-	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 1000)", queueID)).Scan(&plan))
-	buffers := postgres.SharedBuffers(t, plan)
+	buffers := s.statementBuffers(t, postgres.DeleteIdempotencyKeysStatement, fmt.Sprintf("'%s', 1000", queueID), "enable_seqscan = off")
 	is.True(buffers < 20) // the statement reads the expired range of the index only, not the 5,000 live keys
 }
 
@@ -538,16 +540,7 @@ SELECT $1, gen_random_uuid(), 1, '\x00', 1, now(), now() FROM generate_series(1,
 	is.NoErr(err)
 	_, err = s.pool.Exec(ctx, "ANALYZE dead_letters")
 	is.NoErr(err)
-	tx, err := s.pool.Begin(ctx)
-	is.NoErr(err)
-	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, "SET LOCAL enable_seqscan = off")
-	is.NoErr(err)
-	_, err = tx.Exec(ctx, "PREPARE clean AS "+postgres.DeleteDeadLettersStatement)
-	is.NoErr(err)
-	var plan string
-	is.NoErr(tx.QueryRow(ctx, fmt.Sprintf("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE clean('%s', 3600, 1000)", queueID)).Scan(&plan))
-	buffers := postgres.SharedBuffers(t, plan)
+	buffers := s.statementBuffers(t, postgres.DeleteDeadLettersStatement, fmt.Sprintf("'%s', 3600, 1000", queueID), "enable_seqscan = off")
 	is.True(buffers < 20) // the statement reads the old range of the index only, not the 5,000 retained dead letters
 }
 
