@@ -105,11 +105,15 @@ request AS MATERIALIZED (
                 $12::integer[], $13::integer[])
          WITH ORDINALITY AS m(request, id, priority, payload, attributes, ttl_seconds, delay_seconds,
                               visibility_timeout_seconds, max_delivery_attempts, ord)
-), found AS MATERIALIZED (
-    SELECT r.position, k.fingerprint, k.message_ids
+), recorded AS MATERIALIZED (
+    -- By primary key: with the expiry in this join's condition, the planner may choose
+    -- idempotency_keys_expiry_idx and read every live key of the queue for each request.
+    SELECT r.position, k.fingerprint, k.message_ids, k.expires_at
     FROM request r
     JOIN idempotency_keys k ON k.queue_id = r.queue_id AND k.key = r.key
-    WHERE r.locked AND k.expires_at > (SELECT now FROM clock)
+    WHERE r.locked
+), found AS MATERIALIZED (
+    SELECT position, fingerprint, message_ids FROM recorded WHERE expires_at > (SELECT now FROM clock)
 ), new_key AS (
     INSERT INTO idempotency_keys (queue_id, key, fingerprint, message_ids, created_at, expires_at)
     SELECT r.queue_id, r.key, r.fingerprint, ids.ids, c.now, c.now + make_interval(secs => r.retention_seconds)
