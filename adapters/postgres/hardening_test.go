@@ -471,6 +471,10 @@ func TestRound_Deadlock_IsRetried(t *testing.T) {
 	defer tx.Rollback(ctx)
 	_, err = tx.Exec(ctx, "SELECT FROM messages WHERE queue_id = $1 AND id = $2 FOR UPDATE", queueID, delivery.MessageID)
 	is.NoErr(err)
+	// This side checks for the deadlock long after the round does, so that PostgreSQL breaks
+	// it on the round's side also when a loaded machine delays the round's check.
+	_, err = tx.Exec(ctx, "SET LOCAL deadlock_timeout = '30s'")
+	is.NoErr(err)
 	var pid int32
 	is.NoErr(tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
 	type answer struct {
