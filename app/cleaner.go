@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/retsu/retsu/domain"
@@ -22,6 +23,12 @@ type Cleaners struct {
 	log      *slog.Logger
 	metrics  ports.Metrics
 	settings CleanerSettings
+
+	// emptied are the deleted queues whose data this process saw gone, whose records wait
+	// out their grace: a pass passes them over rather than look for rows again through the
+	// index entries their deletion left dead, a scan of every one until vacuum removes them.
+	mu      sync.Mutex
+	emptied map[domain.ID]bool
 }
 
 // The defaults of CleanerSettings, which RETSU_CLEANUP_INTERVAL, RETSU_CLEANUP_BATCH_SIZE and
@@ -30,6 +37,7 @@ const (
 	DefaultCleanupInterval     = 30 * time.Second
 	DefaultCleanupBatchSize    = 1000
 	DefaultDeadLetterRetention = 14 * 24 * time.Hour
+	DefaultCleanupRest         = 1.0
 )
 
 // CleanerSettings configure the cleaners. A setting that is zero or negative takes its
@@ -47,6 +55,12 @@ type CleanerSettings struct {
 	// DeadLetterRetention is how long a dead letter is kept; DefaultDeadLetterRetention
 	// when not positive.
 	DeadLetterRetention time.Duration
+	// Rest paces a pass over a large backlog: after each full batch the cleaner waits Rest
+	// times as long as the batch took before the next, so that a cleaner deleting a million
+	// rows (a deleted queue, a backlog that expired at once) takes at most 1/(1+Rest) of a
+	// connection's time and leaves PostgreSQL's CPU and WAL to the requests.
+	// DefaultCleanupRest (half the time) when not positive.
+	Rest float64
 	// IdempotencyRetention is the retention new idempotency keys are stored with, which the
 	// start log reports; zero takes domain.DefaultIdempotencyRetention. The cleaner deletes
 	// each key by the expiry stored with it, not by this setting.
@@ -58,7 +72,8 @@ type CleanerSettings struct {
 // defaults); the other ports are not used.
 func NewCleaners(p Ports, s CleanerSettings) *Cleaners {
 	p = p.withDefaults()
-	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics, settings: s.withDefaults()}
+	return &Cleaners{queues: p.Queues, cleaning: p.Cleaning, clock: p.Clock, log: p.Logger, metrics: p.Metrics,
+		settings: s.withDefaults(), emptied: map[domain.ID]bool{}}
 }
 
 // withDefaults fills in the settings that are not positive.
@@ -71,6 +86,9 @@ func (s CleanerSettings) withDefaults() CleanerSettings {
 	}
 	if s.DeadLetterRetention <= 0 {
 		s.DeadLetterRetention = DefaultDeadLetterRetention
+	}
+	if s.Rest <= 0 {
+		s.Rest = DefaultCleanupRest
 	}
 	if s.IdempotencyRetention <= 0 {
 		s.IdempotencyRetention = domain.DefaultIdempotencyRetention
@@ -107,7 +125,7 @@ const deletedQueueGrace = time.Hour
 // instances clean no more often than one. A failed pass is logged and the next one tries
 // again; Run returns only when ctx is done.
 func (c *Cleaners) Run(ctx context.Context) {
-	c.log.Info("cleaners started", "interval", c.settings.Interval, "batch_size", c.settings.BatchSize,
+	c.log.Info("cleaners started", "interval", c.settings.Interval, "batch_size", c.settings.BatchSize, "rest", c.settings.Rest,
 		"dead_letter_retention", c.settings.DeadLetterRetention, "idempotency_retention", c.settings.IdempotencyRetention)
 	ticker := time.NewTicker(c.settings.Interval)
 	defer ticker.Stop()
@@ -141,6 +159,9 @@ func (c *Cleaners) run(ctx context.Context, claim bool) []Pass {
 	} {
 		if claim {
 			claimed, err := c.cleaning.StartPass(ctx, cleaner.name, c.settings.Interval)
+			if err != nil && ctx.Err() != nil {
+				return passes // stopping
+			}
 			if err != nil {
 				c.log.Error("cleaner pass not started: claiming it failed; the next interval retries", "cleaner", cleaner.name, "err", err)
 				continue
@@ -208,7 +229,7 @@ func (c *Cleaners) eachQueue(ctx context.Context, do func(domain.ID) error) erro
 // deleteExpired deletes the queue's removable messages, a batch per statement, until a
 // batch comes back short.
 func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, error) {
-	return c.inBatches(func() (int, error) {
+	return c.inBatches(ctx, func() (int, error) {
 		n, err := c.cleaning.DeleteExpired(ctx, queueID, c.settings.BatchSize)
 		c.metrics.ExpiredMessagesRemoved(n)
 		return n, err
@@ -218,7 +239,7 @@ func (c *Cleaners) deleteExpired(ctx context.Context, queueID domain.ID) (int, e
 // deleteDeadLetters deletes the queue's dead letters older than the retention, a batch per
 // statement.
 func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (int, error) {
-	return c.inBatches(func() (int, error) {
+	return c.inBatches(ctx, func() (int, error) {
 		n, err := c.cleaning.DeleteDeadLetters(ctx, queueID, c.settings.DeadLetterRetention, c.settings.BatchSize)
 		c.metrics.DeadLettersRemoved(n)
 		return n, err
@@ -228,7 +249,7 @@ func (c *Cleaners) deleteDeadLetters(ctx context.Context, queueID domain.ID) (in
 // deleteIdempotencyKeys deletes the queue's idempotency keys past their own expiry (the
 // retention of the request that stored each), a batch per statement.
 func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID) (int, error) {
-	return c.inBatches(func() (int, error) {
+	return c.inBatches(ctx, func() (int, error) {
 		n, err := c.cleaning.DeleteIdempotencyKeys(ctx, queueID, c.settings.BatchSize)
 		c.metrics.RowsRemoved(IdempotencyKeyCleaner, n)
 		return n, err
@@ -240,7 +261,9 @@ func (c *Cleaners) deleteIdempotencyKeys(ctx context.Context, queueID domain.ID)
 // recorded deletion, then deletes a batch of each queue in turn, round after round, so that
 // one huge deleted queue does not hold up the others; each queue's batches go on by key
 // from the last (ports.QueueDataCursor). A queue whose batch deleted nothing but is not done
-// (its rows are held by others for now) waits for the next pass.
+// (its rows are held by others for now) waits for the next pass. A queue this process saw
+// emptied is not looked at again (nothing can be added to a deleted queue) until its record
+// is forgotten.
 func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 	type pending struct {
 		queue  ports.DeletedQueue
@@ -253,6 +276,9 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("deleted queues: %w", err)
 		}
 		for _, q := range page {
+			if c.wasEmptied(q.ID) && q.Age < deletedQueueGrace {
+				continue
+			}
 			queues = append(queues, pending{queue: q})
 		}
 		if len(page) < domain.MaxListLimit {
@@ -264,6 +290,7 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 	for len(queues) > 0 {
 		unfinished := queues[:0]
 		for _, p := range queues {
+			started := c.clock.Now()
 			n, cursor, err := c.cleaning.DeleteQueueData(ctx, p.queue.ID, p.cursor, c.settings.BatchSize)
 			c.metrics.RowsRemoved(DeletedQueueCleaner, n)
 			total += n
@@ -271,15 +298,20 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 			case err != nil:
 				return total, fmt.Errorf("deleted queue %s: %w", p.queue.ID, err)
 			case cursor.Done:
+				c.setEmptied(p.queue.ID, true)
 				if p.queue.Age < deletedQueueGrace {
 					continue
 				}
 				if err := c.queues.ForgetDeletedQueue(ctx, p.queue.ID); err != nil {
 					return total, fmt.Errorf("forget deleted queue %s: %w", p.queue.ID, err)
 				}
+				c.setEmptied(p.queue.ID, false)
 			case n > 0:
 				p.cursor = cursor
 				unfinished = append(unfinished, p)
+				if err := c.rest(ctx, started); err != nil {
+					return total, err
+				}
 			}
 		}
 		queues = unfinished
@@ -287,13 +319,53 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 	return total, nil
 }
 
-func (c *Cleaners) inBatches(deleteBatch func() (int, error)) (int, error) {
+func (c *Cleaners) wasEmptied(id domain.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.emptied[id]
+}
+
+func (c *Cleaners) setEmptied(id domain.ID, emptied bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if emptied {
+		c.emptied[id] = true
+	} else {
+		delete(c.emptied, id)
+	}
+}
+
+// inBatches calls deleteBatch until it fails or deletes less than a batch, resting after
+// each full batch.
+func (c *Cleaners) inBatches(ctx context.Context, deleteBatch func() (int, error)) (int, error) {
 	total := 0
 	for {
+		started := c.clock.Now()
 		n, err := deleteBatch()
 		total += n
 		if err != nil || n < c.settings.BatchSize {
 			return total, err
 		}
+		if err := c.rest(ctx, started); err != nil {
+			return total, err
+		}
+	}
+}
+
+// rest waits Rest times as long as the batch that started at started took, or until ctx is
+// done, whichever comes first.
+func (c *Cleaners) rest(ctx context.Context, started time.Time) error {
+	d := time.Duration(float64(c.clock.Now().Sub(started)) * c.settings.Rest)
+	if d <= 0 {
+		return nil
+	}
+	rested := make(chan struct{})
+	stop := c.clock.AfterFunc(d, func() { close(rested) })
+	defer stop()
+	select {
+	case <-rested:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

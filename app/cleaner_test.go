@@ -62,6 +62,15 @@ type countingStore struct {
 	queueDataCalls  []int
 	queueDataQueues []domain.ID
 	failNext        error
+	// clock and batchTakes, when set, make each DeleteExpired take batchTakes of clock.
+	clock      *memory.ManualClock
+	batchTakes time.Duration
+}
+
+func (s *countingStore) expired() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.expiredCalls)
 }
 
 func (s *countingStore) DeleteQueueData(ctx context.Context, queueID domain.ID, from ports.QueueDataCursor, limit int) (int, ports.QueueDataCursor, error) {
@@ -82,6 +91,9 @@ func (s *countingStore) DeleteExpired(ctx context.Context, queueID domain.ID, li
 	}
 	n, err := s.MessageStore.DeleteExpired(ctx, queueID, limit)
 	s.expiredCalls = append(s.expiredCalls, n)
+	if s.batchTakes > 0 {
+		s.clock.Advance(s.batchTakes)
+	}
 	return n, err
 }
 
@@ -326,6 +338,7 @@ func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterG
 
 	c.clock.Advance(time.Hour - time.Second)
 	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
+	is.Equal(len(c.messages.queueDataCalls), 3) // the emptied queue is not searched again
 	deleted, err = c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 1) // kept until the grace of an hour is over
@@ -334,6 +347,27 @@ func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterG
 	deleted, err = c.queues.DeletedQueues(ctx, domain.ID{}, 10)
 	is.NoErr(err)
 	is.Equal(len(deleted), 0) // then forgotten
+}
+
+func TestCleaners_DeletedQueue_EmptiedByAnotherProcess_CheckedOnceThenForgotten(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
+	gone := c.queue(t, "gone", domain.SettingsUpdate{})
+	c.enqueue(t, gone, time.Hour)
+	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
+	other := app.NewCleaners(app.Ports{Queues: c.queues, Messages: c.messages, Clock: c.clock}, defaultCleanerSettings)
+	is.Equal(removed(other.RunOnce(ctx), app.DeletedQueueCleaner), 1) // another instance's pass empties it
+
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
+	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
+	is.Equal(len(c.messages.queueDataCalls), 1+1) // this process looks once, finds it done, and then no more
+	c.clock.Advance(time.Hour)
+	c.cleaners.RunOnce(ctx)
+	deleted, err := c.queues.DeletedQueues(ctx, domain.ID{}, 10)
+	is.NoErr(err)
+	is.Equal(len(deleted), 0) // its record is still forgotten after the grace
 }
 
 func TestCleaners_DeletedQueue_EmptyQueueForgottenAfterGrace(t *testing.T) {
@@ -361,13 +395,50 @@ func TestCleaners_ZeroSettings_TakeTheDefaults(t *testing.T) {
 		Interval:             app.DefaultCleanupInterval,
 		BatchSize:            app.DefaultCleanupBatchSize,
 		DeadLetterRetention:  app.DefaultDeadLetterRetention,
+		Rest:                 app.DefaultCleanupRest,
 		IdempotencyRetention: domain.DefaultIdempotencyRetention,
 	}) // every unset setting takes its documented default
 	is.Equal(app.DefaultCleanupInterval, 30*time.Second)    // RETSU_CLEANUP_INTERVAL's default
 	is.Equal(app.DefaultCleanupBatchSize, 1000)             // RETSU_CLEANUP_BATCH_SIZE's default
 	is.Equal(app.DefaultDeadLetterRetention, 336*time.Hour) // RETSU_DEAD_LETTER_RETENTION's default
-	is.Equal(app.NewCleaners(app.Ports{}, app.CleanerSettings{Interval: -time.Second, BatchSize: -1, DeadLetterRetention: -time.Hour}).Settings(),
+	is.Equal(app.DefaultCleanupRest, 1.0)                   // RETSU_CLEANUP_REST's default: half the time
+	is.Equal(app.NewCleaners(app.Ports{}, app.CleanerSettings{Interval: -time.Second, BatchSize: -1, DeadLetterRetention: -time.Hour, Rest: -1}).Settings(),
 		c.cleaners.Settings()) // negative ones too
+}
+
+func TestCleaners_FullBatches_RestBetweenThem(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour, Rest: 2}, nil)
+	q := c.queue(t, "backlog", domain.SettingsUpdate{})
+	for range 250 {
+		c.enqueue(t, q, time.Second)
+	}
+	c.clock.Advance(2 * time.Second)
+	c.messages.clock, c.messages.batchTakes = c.clock, 100*time.Millisecond
+	passes := make(chan []app.Pass)
+	go func() { passes <- c.cleaners.RunOnce(context.Background()) }()
+	resting := func(batches int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(c.messages.expired()) < batches || c.clock.Timers() == 0; {
+			if time.Now().After(deadline) {
+				t.Fatalf("no rest after batch %d: batches %v", batches, c.messages.expired())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	resting(1)
+	c.clock.Advance(199 * time.Millisecond)
+	is.Equal(c.clock.Timers(), 1)              // twice the 100 ms the batch took is not over
+	is.Equal(c.messages.expired(), []int{100}) // and the next batch waits for it
+	c.clock.Advance(time.Millisecond)
+	resting(2)
+	is.Equal(c.messages.expired(), []int{100, 100}) // then it runs, and rests in turn
+	c.clock.Advance(200 * time.Millisecond)
+	is.Equal(removed(<-passes, app.ExpiredMessageCleaner), 250) // the short last batch ends the pass
+	is.Equal(c.messages.expired(), []int{100, 100, 50})
+	is.Equal(c.clock.Timers(), 0) // with no rest after it
 }
 
 func TestCleaners_ZeroBatchSize_PassEnds(t *testing.T) {

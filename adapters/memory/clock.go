@@ -78,3 +78,17 @@ func (c *ManualClock) Advance(d time.Duration) {
 		go t.f()
 	}
 }
+
+// Timers returns how many AfterFunc calls are waiting for their moment, so that a test can
+// tell that the code it drives is waiting before it moves the clock.
+func (c *ManualClock) Timers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, t := range c.timers {
+		if !t.stopped {
+			n++
+		}
+	}
+	return n
+}

@@ -374,6 +374,8 @@ func (b *binder) dbConnectTimeout(c *Config) {
 func (b *binder) cleaners(c *Config) {
 	b.duration(&c.Cleaners.Interval, "cleanup-interval", "RETSU_CLEANUP_INTERVAL", app.DefaultCleanupInterval, time.Second, "time between two passes of the cleaners")
 	b.int(&c.Cleaners.BatchSize, "cleanup-batch-size", "RETSU_CLEANUP_BATCH_SIZE", app.DefaultCleanupBatchSize, 1, "rows a cleaner deletes per statement")
+	b.number(&c.Cleaners.Rest, "cleanup-rest", "RETSU_CLEANUP_REST", app.DefaultCleanupRest, 0.1, 100,
+		"after each full batch a cleaner waits this many times as long as the batch took")
 	b.duration(&c.Cleaners.DeadLetterRetention, "dead-letter-retention", "RETSU_DEAD_LETTER_RETENTION", app.DefaultDeadLetterRetention, time.Minute, "how long dead letters are kept")
 	b.duration(&c.Cleaners.IdempotencyRetention, "idempotency-retention", "RETSU_IDEMPOTENCY_RETENTION", domain.DefaultIdempotencyRetention, time.Minute,
 		"how long an Idempotency-Key replays its enqueue")
@@ -444,6 +446,18 @@ func (b *binder) intRange(p *int, name, env string, def, min, max int, usage str
 		v, err := strconv.Atoi(s)
 		if err != nil || v < min || v > max {
 			return 0, fmt.Errorf("must be a whole number from %d to %d, not %q", min, max, s)
+		}
+		return v, nil
+	})
+}
+
+// number registers a decimal number from min to max, which the usage text names.
+func (b *binder) number(p *float64, name, env string, def, min, max float64, usage string) {
+	usage += fmt.Sprintf(" (%g to %g)", min, max)
+	bind(b, p, name, env, def, usage, func(s string) (float64, error) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v >= min && v <= max) {
+			return 0, fmt.Errorf("must be a number from %g to %g, not %q", min, max, s)
 		}
 		return v, nil
 	})

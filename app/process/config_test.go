@@ -36,6 +36,7 @@ func TestParseServeConfig_Defaults(t *testing.T) {
 	is.True(c.Dashboard)                                    // with the dashboard at /ui/
 	is.Equal(c.Cleaners.Interval, 30*time.Second)           // every 30 s
 	is.Equal(c.Cleaners.BatchSize, 1000)                    // 1,000 rows a statement
+	is.Equal(c.Cleaners.Rest, 1.0)                          // resting as long as each batch took
 	is.Equal(c.Cleaners.DeadLetterRetention, 336*time.Hour) // keeping dead letters 14 days
 	is.Equal(c.LogLevel, slog.LevelInfo)                    // logging at info
 	is.Equal(c.ReadHeaderTimeout, 5*time.Second)            // with server timeouts
@@ -160,6 +161,9 @@ func TestParseConfig_BadSettings_NameTheirVariable(t *testing.T) {
 		{"batch size of 0", serve, merge(withDatabase, "RETSU_CLEANUP_BATCH_SIZE", "0"), nil, "RETSU_CLEANUP_BATCH_SIZE"},
 		{"unparsable retention", serve, merge(withDatabase, "RETSU_DEAD_LETTER_RETENTION", "14d"), nil, "RETSU_DEAD_LETTER_RETENTION"},
 		{"negative retention", work, merge(withDatabase, "RETSU_DEAD_LETTER_RETENTION", "-336h"), nil, "RETSU_DEAD_LETTER_RETENTION"},
+		{"cleanup rest of 0", serve, merge(withDatabase, "RETSU_CLEANUP_REST", "0"), nil, "RETSU_CLEANUP_REST"},
+		{"cleanup rest not a number", serve, merge(withDatabase, "RETSU_CLEANUP_REST", "NaN"), nil, "RETSU_CLEANUP_REST"},
+		{"cleanup rest flag past 100", work, withDatabase, []string{"--cleanup-rest=1e3"}, "cleanup-rest"},
 		{"batch size flag of 0", work, withDatabase, []string{"--cleanup-batch-size=0"}, "cleanup-batch-size"},
 		{"unknown store", serve, merge(withDatabase, "RETSU_STORE", "sqlite"), nil, "RETSU_STORE"},
 		{"bad log level", serve, merge(withDatabase, "RETSU_LOG_LEVEL", "loud"), nil, "RETSU_LOG_LEVEL"},

@@ -50,6 +50,7 @@ func (c Config) LogValue() slog.Value {
 		attrs = append(attrs,
 			slog.Duration("cleanup_interval", c.Cleaners.Interval),
 			slog.Int("cleanup_batch_size", c.Cleaners.BatchSize),
+			slog.Float64("cleanup_rest", c.Cleaners.Rest),
 			slog.Duration("dead_letter_retention", c.Cleaners.DeadLetterRetention),
 			slog.Duration("idempotency_retention", c.Cleaners.IdempotencyRetention),
 		)
