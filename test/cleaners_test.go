@@ -266,23 +266,32 @@ func TestWork_SeveralInstances_MakeOnePassAnIntervalBetweenThem(t *testing.T) {
 		is.NoErr(cmd.Start())
 		workers, outputs = append(workers, cmd), append(outputs, out)
 	}
-	time.Sleep(4500 * time.Millisecond)
-	total := 0
-	for _, out := range outputs {
-		total += passes(out)
+	total := func() int {
+		n := 0
+		for _, out := range outputs {
+			n += passes(out)
+		}
+		return n
 	}
-	t.Logf("three instances made %d expired-message passes in 4.5 s", total)
-	is.True(total >= 3) // the cleaners run, about once a second between them,
-	is.True(total <= 6) // not once a second each (which would be 15)
+	// Each claims a pass for 0.9 of an interval (cleaner_passes), so over any window of E
+	// seconds the three make at most E/0.9 + 1 passes between them (and may log one more each
+	// that they claimed before it), where they would make 3E on their own. The window opens
+	// once the first pass is logged (the processes started).
+	waitFor(t, "a first pass", 30*time.Second, func() bool { return total() >= 1 })
+	opened, before := time.Now(), total()
+	time.Sleep(4500 * time.Millisecond)
+	made, elapsed := total()-before, time.Since(opened).Seconds()
+	t.Logf("three instances made %d expired-message passes in %.1f s", made, elapsed)
+	is.True(float64(made) <= elapsed/0.9+1+3) // about once a second between them, not once a second each
+	waitFor(t, "three more passes", 30*time.Second, func() bool { return total() >= before+3 })
 
 	// Two instances die, in the middle of whatever they were doing; the one left goes on alone.
 	for _, cmd := range workers[:2] {
 		is.NoErr(cmd.Process.Kill())
 		_ = cmd.Wait()
 	}
-	before := passes(outputs[2])
-	time.Sleep(3500 * time.Millisecond)
-	is.True(passes(outputs[2]) >= before+2) // the survivor takes over the passes
+	survivor := passes(outputs[2])
+	waitFor(t, "two passes of the survivor", 30*time.Second, func() bool { return passes(outputs[2]) >= survivor+2 }) // it takes over the passes
 	is.NoErr(workers[2].Process.Signal(syscall.SIGTERM))
 	is.NoErr(workers[2].Wait())
 	messages, _ := r.stored(t, q)
