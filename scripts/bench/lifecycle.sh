@@ -73,8 +73,11 @@ d=$(api POST /v1/queues '{"name":"delete-bench"}' | sed 's/.*"id":"\([^"]*\)".*/
 sql -c "INSERT INTO messages (queue_id, id, priority, payload, expires_at, visibility_timeout_seconds, max_delivery_attempts)
 	SELECT '$d', gen_random_uuid(), 1 + g % 3, convert_to('doomed ' || g, 'UTF8'), now() + interval '7 days', 30, 5
 	FROM generate_series(1, $doomed) AS g" -c "VACUUM ANALYZE messages"
-# A cleaner statement planned before the insert and still running (see "A plan cached before
-# a backlog" in docs/performance.md) is the setup's, not the deletion's: wait for its end.
+# A cleaner statement planned before the insert's ANALYZE and still running (see "A plan
+# cached before a backlog" in docs/performance.md) is the setup's, not the deletion's: give
+# the statements that started before the ANALYZE two cleaner intervals, then wait for their
+# end.
+sleep 2
 for _ in $(seq 600); do
 	(($(sql -c "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'
 		AND pid <> pg_backend_pid() AND xact_start < clock_timestamp() - interval '500 ms'") == 0)) && break
