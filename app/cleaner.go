@@ -270,12 +270,14 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 		cursor ports.QueueDataCursor
 	}
 	var queues []pending
+	recorded := map[domain.ID]bool{}
 	for after := (domain.ID{}); ; {
 		page, err := c.queues.DeletedQueues(ctx, after, domain.MaxListLimit)
 		if err != nil {
 			return 0, fmt.Errorf("deleted queues: %w", err)
 		}
 		for _, q := range page {
+			recorded[q.ID] = true
 			if c.wasEmptied(q.ID) && q.Age < deletedQueueGrace {
 				continue
 			}
@@ -286,6 +288,7 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 		}
 		after = page[len(page)-1].ID
 	}
+	c.forgetEmptiedExcept(recorded) // the records another process forgot
 	total := 0
 	for len(queues) > 0 {
 		unfinished := queues[:0]
@@ -332,6 +335,16 @@ func (c *Cleaners) setEmptied(id domain.ID, emptied bool) {
 		c.emptied[id] = true
 	} else {
 		delete(c.emptied, id)
+	}
+}
+
+func (c *Cleaners) forgetEmptiedExcept(recorded map[domain.ID]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.emptied {
+		if !recorded[id] {
+			delete(c.emptied, id)
+		}
 	}
 }
 

@@ -370,6 +370,21 @@ func TestCleaners_DeletedQueue_EmptiedByAnotherProcess_CheckedOnceThenForgotten(
 	is.Equal(len(deleted), 0) // its record is still forgotten after the grace
 }
 
+func TestCleaners_DeletedQueue_ForgottenByAnotherProcess_ForgottenHereToo(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	ctx := context.Background()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
+	gone := c.queue(t, "gone", domain.SettingsUpdate{})
+	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
+	c.cleaners.RunOnce(ctx) // this process sees it emptied
+	c.clock.Advance(time.Hour)
+	other := app.NewCleaners(app.Ports{Queues: c.queues, Messages: c.messages, Clock: c.clock}, defaultCleanerSettings)
+	other.RunOnce(ctx) // another forgets its record
+	c.cleaners.RunOnce(ctx)
+	is.Equal(app.EmptiedQueues(c.cleaners), 0) // and this process no longer holds it in memory
+}
+
 func TestCleaners_DeletedQueue_EmptyQueueForgottenAfterGrace(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
