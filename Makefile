@@ -48,10 +48,12 @@ screenshots: services
 	$(WITH_ENV) go test -tags screenshots -count=1 -run '^TestDashboard_DocsScreenshots$$' -v -timeout 10m ./test/
 
 # PostgreSQL's own ceiling, then Retsu on PostgreSQL and on its memory stores under the same
-# load, in one table (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other
-# settings in scripts/bench/run.sh change it.
+# load, in one table, then 1, 2 and 3 instances on one database under the same total load
+# (docs/performance.md). BENCH_SECONDS, CEILING_SECONDS and the other settings in
+# scripts/bench/run.sh and scripts/bench/instances.sh change it.
 bench: services build
 	scripts/bench/run.sh
+	scripts/bench/instances.sh
 
 fmt:
 	@files=$$(gofmt -l .); if [[ -n $$files ]]; then echo "not gofmt'ed:"; echo "$$files"; exit 1; fi
