@@ -349,15 +349,26 @@ func TestCleaners_DeletedQueue_DataRemovedInBoundedBatches_RecordForgottenAfterG
 	is.Equal(len(deleted), 0) // then forgotten
 }
 
+// setupDeletedQueue returns cleaners, their queue "gone" deleted with messages left in it,
+// and the cleaners of another process on the same stores.
+func setupDeletedQueue(t *testing.T, messages int) (*cleanerSetup, *app.Cleaners) {
+	t.Helper()
+	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
+	gone := c.queue(t, "gone", domain.SettingsUpdate{})
+	for range messages {
+		c.enqueue(t, gone, time.Hour)
+	}
+	if err := c.service.DeleteQueue(context.Background(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	return c, app.NewCleaners(app.Ports{Queues: c.queues, Messages: c.messages, Clock: c.clock}, defaultCleanerSettings)
+}
+
 func TestCleaners_DeletedQueue_EmptiedByAnotherProcess_CheckedOnceThenForgotten(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
-	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
-	gone := c.queue(t, "gone", domain.SettingsUpdate{})
-	c.enqueue(t, gone, time.Hour)
-	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
-	other := app.NewCleaners(app.Ports{Queues: c.queues, Messages: c.messages, Clock: c.clock}, defaultCleanerSettings)
+	c, other := setupDeletedQueue(t, 1)
 	is.Equal(removed(other.RunOnce(ctx), app.DeletedQueueCleaner), 1) // another instance's pass empties it
 
 	is.Equal(removed(c.cleaners.RunOnce(ctx), app.DeletedQueueCleaner), 0)
@@ -374,12 +385,9 @@ func TestCleaners_DeletedQueue_ForgottenByAnotherProcess_ForgottenHereToo(t *tes
 	t.Parallel()
 	is := is.New(t)
 	ctx := context.Background()
-	c := setupCleaners(t, app.CleanerSettings{Interval: time.Second, BatchSize: 100, DeadLetterRetention: time.Hour}, nil)
-	gone := c.queue(t, "gone", domain.SettingsUpdate{})
-	is.NoErr(c.service.DeleteQueue(ctx, gone.ID))
+	c, other := setupDeletedQueue(t, 0)
 	c.cleaners.RunOnce(ctx) // this process sees it emptied
 	c.clock.Advance(time.Hour)
-	other := app.NewCleaners(app.Ports{Queues: c.queues, Messages: c.messages, Clock: c.clock}, defaultCleanerSettings)
 	other.RunOnce(ctx) // another forgets its record
 	c.cleaners.RunOnce(ctx)
 	is.Equal(app.EmptiedQueues(c.cleaners), 0) // and this process no longer holds it in memory
