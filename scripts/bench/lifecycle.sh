@@ -7,7 +7,9 @@
 #            meanwhile (pg_stat_activity, sampled every 100 ms; autovacuum, which the deletion
 #            calls in, is not a client);
 # and for each, the other queue's enqueue/dequeue/acknowledge latencies (p99) during it
-# against the same load alone.
+# against the same load alone. Whenever a transaction passes 250 ms during the deletion, what
+# every backend was doing goes to .run/bench/lifecycle-activity.txt. The server reads the
+# RETSU_CLEANUP_* variables of the environment (RETSU_CLEANUP_REST=3, say).
 # Settings: BENCH_DB (retsu_bench_lifecycle, recreated), BENCH_REDIS_DB (5), BENCH_PG_ADDR
 # (127.0.0.1:24290), BENCH_RATE (200 enqueues/s of the steady load), BENCH_REDRIVE (100000),
 # BENCH_DELETE (1000000). Expects the services of scripts/services.sh and `make build`.
