@@ -288,7 +288,7 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 		}
 		after = page[len(page)-1].ID
 	}
-	c.forgetEmptiedExcept(recorded) // the records another process forgot
+	c.forgetEmptiedExcept(recorded)
 	total := 0
 	for len(queues) > 0 {
 		unfinished := queues[:0]
@@ -301,14 +301,13 @@ func (c *Cleaners) deleteDeletedQueues(ctx context.Context) (int, error) {
 			case err != nil:
 				return total, fmt.Errorf("deleted queue %s: %w", p.queue.ID, err)
 			case cursor.Done:
-				c.setEmptied(p.queue.ID, true)
+				c.markEmptied(p.queue.ID)
 				if p.queue.Age < deletedQueueGrace {
 					continue
 				}
 				if err := c.queues.ForgetDeletedQueue(ctx, p.queue.ID); err != nil {
 					return total, fmt.Errorf("forget deleted queue %s: %w", p.queue.ID, err)
 				}
-				c.setEmptied(p.queue.ID, false)
 			case n > 0:
 				p.cursor = cursor
 				unfinished = append(unfinished, p)
@@ -328,16 +327,14 @@ func (c *Cleaners) wasEmptied(id domain.ID) bool {
 	return c.emptied[id]
 }
 
-func (c *Cleaners) setEmptied(id domain.ID, emptied bool) {
+func (c *Cleaners) markEmptied(id domain.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if emptied {
-		c.emptied[id] = true
-	} else {
-		delete(c.emptied, id)
-	}
+	c.emptied[id] = true
 }
 
+// forgetEmptiedExcept keeps only the emptied queues still recorded: the next pass after a
+// record is forgotten, by this process or another, drops its queue.
 func (c *Cleaners) forgetEmptiedExcept(recorded map[domain.ID]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

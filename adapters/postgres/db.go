@@ -41,12 +41,6 @@ var ErrMalformedURL = errors.New("postgres: the database URL is malformed")
 // acknowledgement anew on up to every execution of a prepared statement, which cost more
 // CPU than running them (docs/performance.md has the measurement).
 func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, error) {
-	return openPool(ctx, url, o, nil)
-}
-
-// openPool is OpenPool with configure, when not nil, called on the pool's configuration
-// last: tests watch the plans of a pool's statements this way.
-func openPool(ctx context.Context, url string, o PoolOptions, configure func(*pgxpool.Config)) (*pgxpool.Pool, error) {
 	config, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parse error may quote the URL, password included: keep only its kind.
@@ -59,9 +53,6 @@ func openPool(ctx context.Context, url string, o PoolOptions, configure func(*pg
 	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	if o.ConnectTimeout > 0 {
 		config.ConnConfig.ConnectTimeout = o.ConnectTimeout
-	}
-	if configure != nil {
-		configure(config)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, config)
 	if err != nil {

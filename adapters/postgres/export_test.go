@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retsu/retsu/domain"
 	"github.com/retsu/retsu/ports"
@@ -52,11 +51,6 @@ func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Deq
 
 // ClaimStatement is the claim, for tests that explain it.
 const ClaimStatement = claimMessages
-
-// OpenPoolWith is OpenPool with configure called on the pool's configuration last.
-func OpenPoolWith(ctx context.Context, url string, o PoolOptions, configure func(*pgxpool.Config)) (*pgxpool.Pool, error) {
-	return openPool(ctx, url, o, configure)
-}
 
 // SharedBuffers returns the shared buffers (hit and read) of the root of an EXPLAIN
 // (ANALYZE, BUFFERS, FORMAT JSON) plan, which counts every node and CTE under it.
@@ -151,3 +145,6 @@ const DeleteIdempotencyKeysStatement = deleteIdempotencyKeys
 // DeleteDeadLettersStatement is the dead-letter cleaner's statement, for tests that explain
 // it.
 const DeleteDeadLettersStatement = deleteDeadLetters
+
+// DeleteExpiredStatement is the expired-message cleaner's statement, for tests that explain it.
+const DeleteExpiredStatement = deleteExpired
