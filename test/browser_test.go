@@ -155,7 +155,10 @@ func (b *tab) fail(err error) {
 // timeout long enough for two refreshes of the page's numbers.
 func (b *tab) waitFor(expression string) {
 	b.t.Helper()
-	if _, err := run(b, chromedp.Poll[chromedp.Void](expression,
+	// An expression that throws (an element the page has not drawn yet) is not true yet: the
+	// page is redrawn between polls, and a wait must not fail on the moment between two.
+	guarded := "(() => { try { return !!(" + expression + "); } catch { return false; } })()"
+	if _, err := run(b, chromedp.Poll[chromedp.Void](guarded,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		b.fail(fmt.Errorf("waiting for %s: %w", expression, err))
 	}
