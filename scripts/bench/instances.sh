@@ -3,7 +3,9 @@
 # the same total load (BENCH_PRODUCERS producers and BENCH_CONSUMERS consumers, spread over the
 # instances) against 1, 2 and 3 instances of `retsu serve` on one database and one Redis, in
 # one run, and for each the lifecycles/s, PostgreSQL's commits per lifecycle (xact_commit of
-# pg_stat_database) and its CPU per lifecycle (utime + stime of its processes in /proc).
+# pg_stat_database) and its CPU per lifecycle (utime + stime of its processes in /proc), and,
+# where pg_stat_statements is loaded (scripts/services.sh loads it), what the commits are made
+# of: the statements per lifecycle, and the buffers each claim of a round read.
 #
 # usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3")
 # Settings: BENCH_SECONDS (15), BENCH_WARMUP (3), BENCH_PRODUCERS (16), BENCH_CONSUMERS (16),
@@ -48,11 +50,27 @@ cpu_ticks() {
 
 commits() { psql -qXAt "$url" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
 
+# statements_reset forgets this database's statement statistics; statements prints its
+# statement executions since then and the buffers per claim (the statement that delivers),
+# or "- -" without pg_stat_statements.
+statements_reset() {
+	psql -qXAt "$url" -c "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)" \
+		>/dev/null 2>&1 || true
+}
+statements() {
+	psql -qXAt -F ' ' "$url" -c "SELECT sum(calls), round(sum(shared_blks_hit + shared_blks_read)
+		FILTER (WHERE query LIKE '%delivered AS (%') / nullif(sum(calls) FILTER (WHERE query LIKE '%delivered AS (%'), 0))
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())" 2>/dev/null ||
+		echo "- -"
+}
+
 hz=$(getconf CLK_TCK)
-printf '%-10s %14s %22s %24s %20s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" "Retsu CPU ms/lc"
+printf '%-10s %14s %22s %24s %20s %16s %18s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" \
+	"Retsu CPU ms/lc" "statements/lc" "buffers per claim"
 for n in $counts; do
 	recreate_database "$db"
 	.run/bin/retsu migrate up --database-url "$url"
+	psql -qX "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null 2>&1 || true
 	urls=()
 	for ((i = 0; i < n; i++)); do
 		addr=127.0.0.1:$((port_base + i))
@@ -69,15 +87,20 @@ for n in $counts; do
 	# Measure over the middle of the measurement: after the warm-up, for most of it.
 	sleep $((warmup + 1))
 	postgres=$(postgres_pids)
+	statements_reset
 	c0=$(commits); p0=$(cpu_ticks $postgres); r0=$(cpu_ticks "${servers[@]}"); t0=$(date +%s.%N)
 	sleep $((seconds - 2))
 	c1=$(commits); p1=$(cpu_ticks $postgres); r1=$(cpu_ticks "${servers[@]}"); t1=$(date +%s.%N)
+	read -r calls claim_buffers <<<"$(statements)"
 	wait "$loadgen"
 	stop_servers
 	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$n.json")
-	awk -v n="$n" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" 'BEGIN {
+	awk -v n="$n" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+		-v calls="${calls:--}" -v claim="${claim_buffers:--}" 'BEGIN {
 		lifecycles = rate * (t1 - t0)
-		printf "%-10s %14.0f %22.3f %24.3f %20.3f\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles, r / hz * 1000 / lifecycles
+		per = calls == "-" ? "-" : sprintf("%.3f", calls / lifecycles)
+		printf "%-10s %14.0f %22.3f %24.3f %20.3f %16s %18s\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles,
+			r / hz * 1000 / lifecycles, per, claim
 	}'
 done
 echo "details: $out/instances-*.{txt,json,log}"

@@ -6,6 +6,8 @@
 # stops its CPU profile, so the profile covers the measured window only.
 #
 # usage: scripts/bench/profile.sh postgres|memory [SAMPLE]   (SAMPLE: seconds, default 8)
+# BENCH_LOAD replaces the load's flags as in scripts/bench/cpu.sh, for example
+# BENCH_LOAD="-producers 4 -consumers 4 -batch 100 -wait 1s -max-backlog 5000" for batches of 100.
 # Writes .run/bench/profile-STORE.pprof (open with `go tool pprof -http=: FILE`). Uses BENCH_DB
 # (retsu_bench, recreated), BENCH_PG_ADDR (127.0.0.1:24250) and BENCH_REDIS_DB (2) like
 # scripts/bench/cpu.sh, and .run/bin/retsu-bench from `make build`.
@@ -34,7 +36,9 @@ RETSU_CPU_PROFILE=$profile .run/bin-pprof/retsu serve --addr "$addr" --log-level
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server || true' EXIT
 wait_for_listener "$addr"
-.run/bin/retsu-bench run -url "http://$addr" -warmup 2s -duration "$((sample * 2))s" >.run/bench/profile-"$store".txt 2>/dev/null &
+# shellcheck disable=SC2086 # BENCH_LOAD is words
+.run/bin/retsu-bench run -url "http://$addr" -warmup 2s -duration "$((sample * 2))s" \
+	${BENCH_LOAD:--producers 16 -consumers 16} >.run/bench/profile-"$store".txt 2>/dev/null &
 loadgen=$!
 
 sleep $((sample / 2 + 2))
