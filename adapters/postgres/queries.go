@@ -431,17 +431,28 @@ const selectLastSeq = `SELECT last_value FROM messages_seq_seq`
 // deleteExpired deletes up to $2 removable messages of queue $1: expired, and not held by a
 // delivery (ready, delayed, or leased with its lease ended). Unleased ones come from the
 // expired range of messages_unleased_expiry_idx (seq > 0, always true, is the part of that
-// index's predicate that reserves it for this statement and selectStats); leased ones from
+// index's predicate that reserves it for this statement and selectStats), one range scan per
+// state in expiry order: with state IN (0, 1) instead, a plan made from statistics in which
+// that condition looks like it keeps every row (an empty table, or one of leased messages)
+// leaves state out of the index condition, and without an equality on state, the index's
+// middle column, expires_at bounds nothing, so the scan reads every unleased message of the
+// queue (TestDeleteExpired_PlannedBeforeABacklog_ReadsOnlyTheExpiredRanges); leased ones from
 // messages_leased_idx and messages_exhausted_idx over the ended leases only. The victims are
 // chosen once, in a materialized CTE: as an IN (subquery) the planner may run the subquery
 // again and delete more than the limit.
 const deleteExpired = `
 WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now),
 expired_unleased AS MATERIALIZED (
-    SELECT ctid FROM messages
-    WHERE queue_id = $1 AND state IN (0, 1) AND state <> 2 AND seq > 0 AND expires_at <= (SELECT now FROM clock)
+    SELECT d.ctid
+    FROM (VALUES (0::smallint), (1::smallint)) AS s(state)
+    CROSS JOIN LATERAL (
+        SELECT ctid FROM messages
+        WHERE queue_id = $1 AND state = s.state AND state <> 2 AND seq > 0 AND expires_at <= (SELECT now FROM clock)
+        ORDER BY expires_at
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED
+    ) AS d
     LIMIT $2
-    FOR UPDATE SKIP LOCKED
 ), expired_leased AS MATERIALIZED (
     SELECT d.ctid
     FROM (VALUES (1::smallint), (2::smallint), (3::smallint)) AS p(priority)
