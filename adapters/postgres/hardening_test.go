@@ -538,18 +538,23 @@ SELECT $1, 'key-' || i, '\x00', '{}', now(), now() + interval '1 hour' FROM gene
 // state out of the expiry index's condition, so the scan read every unleased message of the
 // queue (about 250 buffers here, for 40,000 messages, before deleteExpired scanned per state).
 // The backlog's lifetimes differ, as a real backlog's do: with one lifetime for all, the
-// index's deduplication would hide the whole-range scan.
+// index's deduplication would hide the whole-range scan. A second way to the same read, a
+// plan that estimates one row for the queue and takes messages_pkey and a sort, was seen in
+// the lifecycle benchmark but is not reproduced here (docs/performance.md, "A plan cached
+// before a backlog").
 func TestDeleteExpired_PlannedBeforeABacklog_ReadsOnlyTheExpiredRanges(t *testing.T) {
 	t.Parallel()
 	// The statistics the plan is made from: whatever the table held at the last ANALYZE.
 	for _, before := range []struct {
-		name  string
-		rows  int
-		state int
+		name     string
+		rows     int
+		state    int
+		analyzed bool
 	}{
-		{"another queue's 1,000 ready messages", 1000, 0},
-		{"another queue's 1,000 leased messages", 1000, 2},
-		{"an empty table", 0, 0},
+		{"another queue's 1,000 ready messages", 1000, 0, true},
+		{"another queue's 1,000 leased messages", 1000, 2, true},
+		{"an empty table", 0, 0, true},
+		{"a table never analyzed, as a new database's", 0, 0, false},
 	} {
 		t.Run(before.name, func(t *testing.T) {
 			t.Parallel()
@@ -565,8 +570,10 @@ SELECT $1, gen_random_uuid(), 1 + i % 3, 'x', now() + interval '1 day' + i * int
 FROM generate_series(1, $2) AS i`
 			_, err := s.pool.Exec(ctx, insert, newID(), before.rows, before.state)
 			is.NoErr(err)
-			_, err = s.pool.Exec(ctx, "ANALYZE messages")
-			is.NoErr(err)
+			if before.analyzed {
+				_, err = s.pool.Exec(ctx, "ANALYZE messages")
+				is.NoErr(err)
+			}
 			tx, err := s.pool.Begin(ctx)
 			is.NoErr(err)
 			defer tx.Rollback(ctx)
