@@ -432,11 +432,12 @@ const selectLastSeq = `SELECT last_value FROM messages_seq_seq`
 // delivery (ready, delayed, or leased with its lease ended). Unleased ones come from the
 // expired range of messages_unleased_expiry_idx (seq > 0, always true, is the part of that
 // index's predicate that reserves it for this statement and selectStats), one range scan per
-// state in expiry order: with state IN (0, 1) instead, a plan made from statistics in which
-// that condition looks like it keeps every row (an empty table, or one of leased messages)
-// leaves state out of the index condition, and without an equality on state, the index's
-// middle column, expires_at bounds nothing, so the scan reads every unleased message of the
-// queue (TestDeleteExpired_PlannedBeforeABacklog_ReadsOnlyTheExpiredRanges); leased ones from
+// state in expiry order: with state IN (0, 1) instead, a plan made from statistics that
+// estimate about one row for it (an empty or never-analyzed table, or one of leased messages)
+// puts the list in a filter, and without an equality on state, the index's middle column,
+// expires_at bounds nothing, so the scan reads every unleased message of the queue
+// (TestDeleteExpired_PlannedBeforeABacklog_ReadsOnlyTheExpiredRanges). The ORDER BY is the
+// index's own order, and deletes the oldest first; leased ones from
 // messages_leased_idx and messages_exhausted_idx over the ended leases only. The victims are
 // chosen once, in a materialized CTE: as an IN (subquery) the planner may run the subquery
 // again and delete more than the limit.

@@ -59,7 +59,7 @@ statements_reset() {
 }
 statements() {
 	psql -qXAt -F ' ' "$url" -c "SELECT sum(calls), round(sum(shared_blks_hit + shared_blks_read)
-		FILTER (WHERE query LIKE '%delivered AS (%') / nullif(sum(calls) FILTER (WHERE query LIKE '%delivered AS (%'), 0))
+		FILTER (WHERE query LIKE '%), delivered AS (%') / nullif(sum(calls) FILTER (WHERE query LIKE '%), delivered AS (%'), 0))
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())" 2>/dev/null ||
 		echo "- -"
 }

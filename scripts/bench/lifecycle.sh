@@ -95,8 +95,10 @@ status=$(curl -s -o /dev/null -w '%{http_code} in %{time_total} s' -X DELETE "ht
 # second, took about a third of a core here and doubled the other queue's p99 on their own,
 # without any deletion. Every 100 ms it notes the oldest open transaction of a client (and
 # every backend's state when that passes 250 ms, as notices into the activity file), commits,
-# so that it holds no snapshot, and once a second it looks for a row of the queue.
-watch=$(sql -c "DO \$\$
+# so that it holds no snapshot longer than a sample, and at once and then once a second it
+# looks for a row of the queue. Its last notice, the last line of the activity file, is the
+# longest transaction it saw.
+watch=$(PGOPTIONS='-c client_min_messages=notice' sql -c "DO \$\$
 DECLARE
     longest int := 0; longest_what text := ''; ms int; what text; i int := 0;
 BEGIN
@@ -117,12 +119,14 @@ BEGIN
         END IF;
         COMMIT;
         i := i + 1;
-        EXIT WHEN i % 10 = 0 AND NOT EXISTS (SELECT FROM messages WHERE queue_id = '$d');
+        EXIT WHEN i % 10 = 1 AND NOT EXISTS (SELECT FROM messages WHERE queue_id = '$d');
         PERFORM pg_sleep(0.1);
     END LOOP;
     RAISE NOTICE 'longest % %', longest, coalesce(longest_what, '');
 END
-\$\$" 2>&1 >/dev/null | sed 's/^[A-Z]*:  //' | tee "$out/lifecycle-activity.txt" | tail -1)
+\$\$" 2>&1 >/dev/null | sed 's/^[A-Z]*:  //' | tee "$out/lifecycle-activity.txt" | tail -1) ||
+	{ echo "the watch of the deletion failed:" >&2; cat "$out/lifecycle-activity.txt" >&2; exit 1; }
+[[ $watch == longest* ]] || { echo "the watch of the deletion ended without its figure: $watch" >&2; exit 1; }
 read -r _ longest longest_what <<<"$watch"
 took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 wal=$(sql -c "SELECT pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal'))")
