@@ -36,6 +36,19 @@ var ErrMalformedURL = errors.New("postgres: the database URL is malformed")
 // (the table may grow from empty to millions of rows between two automatic ANALYZEs): a
 // plan cached while the table was small must not scan it sequentially once it is large.
 //
+// And with enable_sort off, for the same reason: each statement reads an index in the order
+// it needs and stops at its limit, and from statistics that estimate one row for a queue
+// (an ANALYZE taken while a backlog was being inserted counts only the rows committed then)
+// the planner took the primary key and a sort instead, so that a claim, or the expired-
+// message cleaner, read every message of the queue on each run until the next ANALYZE.
+// Where no index gives the order (the claim's last sort of the messages it took), a sort is
+// still made: the setting only stops one from winning over an index that gives the order.
+//
+// And with jit off: a plan that still holds a disabled node (that sort) carries its 10^10
+// cost, far past jit_above_cost, and PostgreSQL compiled the enqueue's statement, a
+// millisecond's work, for close to a second on each execution. Statements that read a few
+// rows by index never gain from compilation.
+//
 // They also run with plan_cache_mode force_generic_plan: one plan suits every parameter of
 // these statements, and left to choose, PostgreSQL planned the claim and the
 // acknowledgement anew on up to every execution of a prepared statement, which cost more
@@ -50,6 +63,8 @@ func OpenPool(ctx context.Context, url string, o PoolOptions) (*pgxpool.Pool, er
 		config.MaxConns = o.MaxConns
 	}
 	config.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	config.ConnConfig.RuntimeParams["enable_sort"] = "off"
+	config.ConnConfig.RuntimeParams["jit"] = "off"
 	config.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	if o.ConnectTimeout > 0 {
 		config.ConnConfig.ConnectTimeout = o.ConnectTimeout

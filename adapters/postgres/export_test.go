@@ -52,8 +52,13 @@ func Round(s *MessageStore, ctx context.Context, batch []Operation) ([]ports.Deq
 // ClaimStatement is the claim, for tests that explain it.
 const ClaimStatement = claimMessages
 
+// InsertStatement is the enqueue's statement, for tests that explain it.
+const InsertStatement = insertMessages
+
 // SharedBuffers returns the shared buffers (hit and read) of the root of an EXPLAIN
-// (ANALYZE, BUFFERS, FORMAT JSON) plan, which counts every node and CTE under it.
+// (ANALYZE, BUFFERS, FORMAT JSON) plan, which counts every node and CTE under it. It fails
+// the test when PostgreSQL compiled the statement (JIT), which costs far more than running
+// a statement of the adapter.
 func SharedBuffers(t *testing.T, plan string) int {
 	t.Helper()
 	var explained []struct {
@@ -61,9 +66,15 @@ func SharedBuffers(t *testing.T, plan string) int {
 			Hit  int `json:"Shared Hit Blocks"`
 			Read int `json:"Shared Read Blocks"`
 		}
+		JIT *struct {
+			Functions int
+		}
 	}
 	if err := json.Unmarshal([]byte(plan), &explained); err != nil || len(explained) != 1 {
 		t.Fatalf("read plan %q: %v", plan, err)
+	}
+	if explained[0].JIT != nil {
+		t.Errorf("the statement was compiled (JIT, %d functions)", explained[0].JIT.Functions)
 	}
 	return explained[0].Plan.Hit + explained[0].Plan.Read
 }

@@ -107,10 +107,12 @@ func TestOpenPool_ConnectionsRunWithIndexOnlyGenericPlans(t *testing.T) {
 		conns[i] = c
 	}
 	for _, c := range conns {
-		var seqscan, planCache string
-		err := c.QueryRow(ctx, "SELECT current_setting('enable_seqscan'), current_setting('plan_cache_mode')").Scan(&seqscan, &planCache)
+		var seqscan, sort, jit, planCache string
+		err := c.QueryRow(ctx, "SELECT current_setting('enable_seqscan'), current_setting('enable_sort'), current_setting('jit'), current_setting('plan_cache_mode')").Scan(&seqscan, &sort, &jit, &planCache)
 		is.NoErr(err)
 		is.Equal(seqscan, "off")
+		is.Equal(sort, "off")
+		is.Equal(jit, "off")
 		is.Equal(planCache, "force_generic_plan")
 	}
 }

@@ -93,9 +93,9 @@ load() {
 
 # claim_buffers prints the shared buffers (hit + read) of one claim of 10, prepared and
 # explained as the server's connections run it (adapters/postgres/db.go: its generic plan,
-# sequential scans off), in a transaction that is rolled back; its plan goes to $out.
+# sequential scans, sorts and JIT off), in a transaction that is rolled back; its plan goes to $out.
 claim_buffers() {
-	psql -qXAt -v ON_ERROR_STOP=1 "$url" -c "SET enable_seqscan = off" -c "SET plan_cache_mode = force_generic_plan" \
+	psql -qXAt -v ON_ERROR_STOP=1 "$url" -c "SET enable_seqscan = off" -c "SET enable_sort = off" -c "SET jit = off" -c "SET plan_cache_mode = force_generic_plan" \
 		-c "BEGIN" -c "PREPARE claim AS $(statement claimMessages)" \
 		-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE claim('$queue'::uuid, 10, false)" -c "ROLLBACK" >"$out/plan-$1.txt"
 	grep -m1 'Buffers: shared' "$out/plan-$1.txt" | awk '{
