@@ -7,9 +7,10 @@
 #            meanwhile (pg_stat_activity, sampled every 100 ms by one backend; autovacuum,
 #            which the deletion calls in, is not a client);
 # and for each, the other queue's enqueue/dequeue/acknowledge latencies (p99) during it
-# against the same load alone. Whenever a transaction passes 250 ms during the deletion, what
-# every backend was doing goes to .run/bench/lifecycle-activity.txt. The server reads the
-# RETSU_CLEANUP_* variables of the environment (RETSU_CLEANUP_REST=3, say).
+# against the same load alone: at the start for the redrive, and for the deletion also just
+# before it, with the queue's million rows in place. Whenever a transaction passes 250 ms
+# during the deletion, what every backend was doing goes to .run/bench/lifecycle-activity.txt.
+# The server reads the RETSU_CLEANUP_* variables of the environment (RETSU_CLEANUP_REST=3, say).
 # Settings: BENCH_DB (retsu_bench_lifecycle, recreated), BENCH_REDIS_DB (5), BENCH_PG_ADDR
 # (127.0.0.1:24290), BENCH_RATE (200 enqueues/s of the steady load), BENCH_REDRIVE (100000),
 # BENCH_REDRIVE_LIMIT (10000 dead letters a redrive request), BENCH_DELETE (1000000). Expects
@@ -87,6 +88,12 @@ for _ in $(seq 600); do
 		AND pid <> pg_backend_pid() AND xact_start < clock_timestamp() - interval '500 ms'") == 0)) && break
 	sleep 0.1
 done
+# The control of the deletion: the same load with the million rows in place, just before it,
+# so that the two windows differ by the deletion only (the table's size, the setup's WAL and
+# the checkpoint it brings on are in both).
+steady before 20
+wait "$loadgen"
+echo "  the steady load alone, just before: $(p99s before)"
 steady delete 60
 start=$(date +%s.%N) wal=$(sql -c "SELECT pg_current_wal_lsn()")
 status=$(curl -s -o /dev/null -w '%{http_code} in %{time_total} s' -X DELETE "http://$addr/v1/queues/$d")
