@@ -9,7 +9,11 @@
 #
 # usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3")
 # Settings: BENCH_SECONDS (15), BENCH_WARMUP (3), BENCH_PRODUCERS (16), BENCH_CONSUMERS (16),
-# BENCH_BATCH (1: messages per request), BENCH_DB (retsu_bench_instances, recreated),
+# BENCH_BATCH (1: messages per request), BENCH_RATE (enqueues/s of all producers together; 0,
+# the default, as fast as they can: then fewer lifecycles/s spread PostgreSQL's fixed costs over
+# fewer lifecycles, and a rate that every count of instances sustains compares them at the
+# same throughput), BENCH_WAIT (wait_seconds of the consumers' dequeues: 0s, the default, polls;
+# with a rate, 20s makes the consumers the long-polling workers they would be), BENCH_DB (retsu_bench_instances, recreated),
 # BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i). Expects the
 # services of scripts/services.sh and the binaries of `make build`.
 set -euo pipefail
@@ -23,6 +27,8 @@ warmup=${BENCH_WARMUP:-3}
 producers=${BENCH_PRODUCERS:-16}
 consumers=${BENCH_CONSUMERS:-16}
 batch=${BENCH_BATCH:-1}
+rate_limit=${BENCH_RATE:-0}
+wait_seconds=${BENCH_WAIT:-0s}
 db=${BENCH_DB:-retsu_bench_instances}
 redis_url=${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-3}
 port_base=${BENCH_PORT_BASE:-24270}
@@ -82,7 +88,7 @@ for n in $counts; do
 	done
 	list=$(IFS=,; echo "${urls[*]}")
 	.run/bin/retsu-bench run -url "$list" -name "instances-$n" -producers "$producers" -consumers "$consumers" \
-		-batch "$batch" -warmup "${warmup}s" -duration "${seconds}s" -out "$out/instances-$n.json" >"$out/instances-$n.txt" 2>&1 &
+		-batch "$batch" -rate "$rate_limit" -wait "$wait_seconds" -warmup "${warmup}s" -duration "${seconds}s" -out "$out/instances-$n.json" >"$out/instances-$n.txt" 2>&1 &
 	loadgen=$!
 	# Measure over the middle of the measurement: after the warm-up, for most of it.
 	sleep $((warmup + 1))
