@@ -21,10 +21,9 @@ func TestRunbook_DeadLetters_CommandsAnswerAsDocumented(t *testing.T) {
 	t.Parallel()
 	c := setup(t)
 	blocks := runbookBlocks(t, "../docs/operations.md", "## Runbook: messages are piling up in dead letters")
-	if len(blocks) < 4 {
-		t.Fatalf("the runbook has %d command blocks, want its five steps' blocks", len(blocks))
+	if len(blocks) < 2 {
+		t.Fatalf("the runbook has %d command blocks, want one per step", len(blocks))
 	}
-	ran := 0
 	q := c.poison(3)
 	for i, block := range blocks {
 		if i == len(blocks)-1 {
@@ -45,11 +44,7 @@ func TestRunbook_DeadLetters_CommandsAnswerAsDocumented(t *testing.T) {
 		}
 		for _, cmd := range block {
 			c.runRunbookCommand(t, cmd, vars)
-			ran++
 		}
-	}
-	if ran < 8 {
-		t.Fatalf("ran %d commands of the runbook, want all of them", ran)
 	}
 }
 
@@ -61,7 +56,8 @@ type runbookCommand struct {
 }
 
 // runbookBlocks returns the commands of each ```sh block of the section of path that starts
-// with heading, continuation lines joined.
+// with heading, continuation lines joined. It fails the test when the section has a curl
+// command outside them, which the test would not run.
 func runbookBlocks(t *testing.T, path, heading string) [][]runbookCommand {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -79,9 +75,12 @@ func runbookBlocks(t *testing.T, path, heading string) [][]runbookCommand {
 	}
 	var blocks [][]runbookCommand
 	var block []runbookCommand
-	inBlock, pending := false, ""
+	inBlock, pending, commands, parsed := false, "", 0, 0
 	for _, raw := range strings.Split(section, "\n") {
 		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "curl ") {
+			commands++
+		}
 		switch {
 		case line == "```sh":
 			inBlock, block = true, nil
@@ -99,12 +98,19 @@ func runbookBlocks(t *testing.T, path, heading string) [][]runbookCommand {
 			cmd, comment, _ := strings.Cut(pending+line, " # ")
 			pending = ""
 			block = append(block, runbookCommand{line: strings.TrimSpace(cmd), comment: comment})
+			parsed++
 		}
+	}
+	if commands == 0 || parsed != commands {
+		t.Fatalf("%s: the runbook has %d curl commands, %d of them in ```sh blocks", path, commands, parsed)
 	}
 	return blocks
 }
 
-var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+var (
+	uuidPattern   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	memberPattern = regexp.MustCompile(`"([a-z_]+)":`) // a JSON member's name, in a comment
+)
 
 // uniqueUUIDs returns the UUIDs that the commands of block name, each once.
 func uniqueUUIDs(block []runbookCommand) []string {
@@ -167,15 +173,18 @@ func (c *client) runRunbookCommand(t *testing.T, cmd runbookCommand, vars map[st
 	res := c.send(req)
 	t.Logf("%s\n  -> %d %s", line, res.Status, res.Body)
 
-	comment := strings.TrimSpace(cmd.comment)
+	// A comment that starts with a status ("204, also when there is none") gives it;
+	// one that shows a body, or none, means 200.
 	want := http.StatusOK
-	if status, err := strconv.Atoi(strings.TrimRight(strings.Fields(comment + " x")[0], ",")); err == nil {
-		want = status
+	if fields := strings.Fields(cmd.comment); len(fields) > 0 {
+		if status, err := strconv.Atoi(strings.TrimSuffix(fields[0], ",")); err == nil {
+			want = status
+		}
 	}
 	if res.Status != want {
 		t.Fatalf("runbook command %q answered %d %s, the runbook says %d", cmd.line, res.Status, res.Body, want)
 	}
-	for _, member := range regexp.MustCompile(`"([a-z_]+)":`).FindAllStringSubmatch(comment, -1) {
+	for _, member := range memberPattern.FindAllStringSubmatch(cmd.comment, -1) {
 		if !bytes.Contains(res.Body, []byte(`"`+member[1]+`":`)) {
 			t.Errorf("runbook command %q answered %s, without the member %q its comment shows", cmd.line, res.Body, member[1])
 		}

@@ -13,8 +13,8 @@
 # the default, as fast as they can: then fewer lifecycles/s spread PostgreSQL's fixed costs over
 # fewer lifecycles, and a rate that every count of instances sustains compares them at the
 # same throughput), BENCH_WAIT (wait_seconds of the consumers' dequeues: 0s, the default, polls;
-# with a rate, 20s makes the consumers the long-polling workers they would be), BENCH_DB (retsu_bench_instances, recreated),
-# BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i). Expects the
+# with a rate, 20s makes the consumers the long-polling workers they would be), BENCH_DB
+# (retsu_bench_instances, recreated), BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i). Expects the
 # services of scripts/services.sh and the binaries of `make build`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
