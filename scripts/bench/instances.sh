@@ -5,7 +5,9 @@
 # one run, and for each the lifecycles/s, PostgreSQL's commits per lifecycle (xact_commit of
 # pg_stat_database) and its CPU per lifecycle (utime + stime of its processes in /proc), and,
 # where pg_stat_statements is loaded (scripts/services.sh loads it), what the commits are made
-# of: the statements per lifecycle, and the buffers each claim of a round read.
+# of: the statements per lifecycle, the rounds per lifecycle (executions of the round lock,
+# which every round takes once), and the buffers each claim of a round read; and the load
+# generator's median dequeue latency, the wait that sets a closed loop's throughput.
 #
 # usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3")
 # Settings: BENCH_SECONDS (15), BENCH_WARMUP (3), BENCH_PRODUCERS (16), BENCH_CONSUMERS (16),
@@ -57,22 +59,29 @@ cpu_ticks() {
 commits() { psql -qXAt "$url" -c "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"; }
 
 # statements_reset forgets this database's statement statistics; statements prints its
-# statement executions since then and the buffers per claim (the statement that delivers),
-# or "- -" without pg_stat_statements.
+# statement executions since then, the executions of the round lock (lockRoundSlot) and the
+# buffers per claim (the statement that delivers), or "- - -" without pg_stat_statements.
 statements_reset() {
 	psql -qXAt "$url" -c "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)" \
 		>/dev/null 2>&1 || true
 }
 statements() {
-	psql -qXAt -F ' ' "$url" -c "SELECT sum(calls), round(sum(shared_blks_hit + shared_blks_read)
+	psql -qXAt -F ' ' "$url" -c "SELECT sum(calls),
+		coalesce(sum(calls) FILTER (WHERE query LIKE '%locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(%'), 0),
+		round(sum(shared_blks_hit + shared_blks_read)
 		FILTER (WHERE query LIKE '%), delivered AS (%') / nullif(sum(calls) FILTER (WHERE query LIKE '%), delivered AS (%'), 0))
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())" 2>/dev/null ||
-		echo "- -"
+		echo "- - -"
+}
+
+# dequeue_p50 prints the median dequeue latency, in ms, of the load generator's report $1.
+dequeue_p50() {
+	awk -F': ' '/"name": "dequeue"/ { d = 1 } d && /"p50_ms"/ { sub(/,$/, "", $2); print $2; exit }' "$1"
 }
 
 hz=$(getconf CLK_TCK)
-printf '%-10s %14s %22s %24s %20s %16s %18s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" \
-	"Retsu CPU ms/lc" "statements/lc" "buffers per claim"
+printf '%-10s %14s %22s %24s %20s %16s %12s %18s %18s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" \
+	"Retsu CPU ms/lc" "statements/lc" "rounds/lc" "buffers per claim" "dequeue p50 ms"
 for n in $counts; do
 	recreate_database "$db"
 	.run/bin/retsu migrate up --database-url "$url"
@@ -97,16 +106,18 @@ for n in $counts; do
 	c0=$(commits); p0=$(cpu_ticks $postgres); r0=$(cpu_ticks "${servers[@]}"); t0=$(date +%s.%N)
 	sleep $((seconds - 2))
 	c1=$(commits); p1=$(cpu_ticks $postgres); r1=$(cpu_ticks "${servers[@]}"); t1=$(date +%s.%N)
-	read -r calls claim_buffers <<<"$(statements)"
+	read -r calls rounds claim_buffers <<<"$(statements)"
 	wait "$loadgen"
 	stop_servers
 	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$n.json")
+	p50=$(dequeue_p50 "$out/instances-$n.json")
 	awk -v n="$n" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
-		-v calls="${calls:--}" -v claim="${claim_buffers:--}" 'BEGIN {
+		-v calls="${calls:--}" -v rounds="${rounds:--}" -v claim="${claim_buffers:--}" -v p50="${p50:--}" 'BEGIN {
 		lifecycles = rate * (t1 - t0)
 		per = calls == "-" ? "-" : sprintf("%.3f", calls / lifecycles)
-		printf "%-10s %14.0f %22.3f %24.3f %20.3f %16s %18s\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles,
-			r / hz * 1000 / lifecycles, per, claim
+		rounds_per = rounds == "-" ? "-" : sprintf("%.3f", rounds / lifecycles)
+		printf "%-10s %14.0f %22.3f %24.3f %20.3f %16s %12s %18s %18s\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles,
+			r / hz * 1000 / lifecycles, per, rounds_per, claim, p50
 	}'
 done
 echo "details: $out/instances-*.{txt,json,log}"
