@@ -26,9 +26,8 @@ type Service struct {
 	log         *slog.Logger
 	metrics     ports.Metrics
 	options     Options
-	// waits holds the dequeues that wait for a message; unsubscribe stops its wakeups.
-	waits       *waitRoom
-	unsubscribe func()
+	// waits holds the dequeues that wait for a message, and their subscription to wakeups.
+	waits *waitRoom
 	// cacheOutage and databaseOutage log when the cache or the stores start failing and
 	// when they work again, rather than on every request.
 	cacheOutage, databaseOutage *outageLog
@@ -98,17 +97,13 @@ func NewService(p Ports, o Options) *Service {
 	}
 	s := &Service{
 		queues: p.Queues, messages: p.Messages, deadLetters: p.DeadLetters, cache: p.Cache,
-		log: p.Logger, metrics: p.Metrics, options: o, waits: newWaitRoom(p.Clock),
-		unsubscribe: func() {},
+		log: p.Logger, metrics: p.Metrics, options: o, waits: newWaitRoom(p.Clock, p.Wakeups),
 		cacheOutage: &outageLog{log: p.Logger, clock: p.Clock,
 			down: "queue-details cache unavailable; serving queue details from the database",
 			back: "queue-details cache available again"},
 		databaseOutage: &outageLog{log: p.Logger, clock: p.Clock,
 			down: "database unavailable; requests that need it answer 503 until it is back",
 			back: "database available again"},
-	}
-	if p.Wakeups != nil {
-		s.unsubscribe = p.Wakeups.Subscribe(s.waits.notify)
 	}
 	return s
 }
@@ -117,7 +112,6 @@ func NewService(p Ports, o Options) *Service {
 // nothing, and later dequeues do not wait. The other use cases go on working; the stores
 // stay open.
 func (s *Service) Close() {
-	s.unsubscribe()
 	s.waits.close()
 }
 

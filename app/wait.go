@@ -13,15 +13,34 @@ import (
 // to the next moment a delayed or leased message becomes deliverable. A waiting dequeue holds
 // no database connection; it costs a goroutine and a channel until it is woken, and only the
 // dequeues it wakes ask the store again, one per message that may have come.
+//
+// The room subscribes to the wakeups only while dequeues wait, and for wakeupLinger after the
+// last one left: wakeups serve nothing else, and they are not free (a PostgreSQL store holds a
+// connection that LISTENs, and every notification of every instance wakes it). Once a new
+// subscription is in place, every wait asks again: what committed between its first ask and
+// the subscription sent its wakeup to nobody.
 type waitRoom struct {
-	clock ports.Clock
+	clock   ports.Clock
+	wakeups ports.Wakeups // nil: none, the waits end on their timers and deadlines alone
 
 	mu     sync.Mutex
 	queues map[domain.ID]*queueWaits
 	closed bool
 	// done is closed by close: every wait ends.
 	done chan struct{}
+	// subscribed is set while a subscription is being made or is in place; unsubscribe,
+	// once it is in place, cancels it; stopLinger, while no dequeue waits, stops the timer
+	// that cancels it then, lingers counts those timers, so that one stopped too late knows.
+	subscribed  bool
+	unsubscribe func()
+	stopLinger  func() bool
+	lingers     int
 }
+
+// wakeupLinger is how long the room keeps its subscription after the last waiting dequeue
+// left: workers that long-poll come back within moments, and each new subscription costs a
+// LISTEN and one more ask of every wait.
+const wakeupLinger = 30 * time.Second
 
 // queueWaits are the waits of one queue, in arrival order, and its timer.
 type queueWaits struct {
@@ -44,8 +63,8 @@ type wait struct {
 	asking, again bool
 }
 
-func newWaitRoom(clock ports.Clock) *waitRoom {
-	return &waitRoom{clock: clock, queues: map[domain.ID]*queueWaits{}, done: make(chan struct{})}
+func newWaitRoom(clock ports.Clock, wakeups ports.Wakeups) *waitRoom {
+	return &waitRoom{clock: clock, wakeups: wakeups, queues: map[domain.ID]*queueWaits{}, done: make(chan struct{})}
 }
 
 // enter adds a wait for up to want messages of the queue, first asking (its dequeue asks
@@ -57,6 +76,14 @@ func (r *waitRoom) enter(queueID domain.ID, want int) *wait {
 		return nil
 	}
 	w := &wait{queueID: queueID, want: want, woken: make(chan struct{}, 1), asking: true}
+	if r.stopLinger != nil {
+		r.stopLinger()
+		r.stopLinger = nil
+	}
+	if !r.subscribed && r.wakeups != nil {
+		r.subscribed = true
+		go r.subscribe()
+	}
 	q := r.queues[queueID]
 	if q == nil {
 		q = &queueWaits{}
@@ -84,7 +111,47 @@ func (r *waitRoom) leave(w *wait) {
 			q.stopTimer()
 		}
 		delete(r.queues, w.queueID)
+		if len(r.queues) == 0 {
+			r.lingerLocked()
+		}
 	}
+}
+
+// subscribe subscribes the room to the wakeups, then makes every wait ask again.
+func (r *waitRoom) subscribe() {
+	unsubscribe := r.wakeups.Subscribe(r.notify)
+	r.notify(ports.Wakeup{})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		unsubscribe()
+		return
+	}
+	r.unsubscribe = unsubscribe
+	if len(r.queues) == 0 {
+		r.lingerLocked()
+	}
+}
+
+// lingerLocked starts the timer that cancels the subscription wakeupLinger from now, when
+// one is in place and no timer runs; enter stops it.
+func (r *waitRoom) lingerLocked() {
+	if r.unsubscribe == nil || r.stopLinger != nil {
+		return
+	}
+	r.lingers++
+	linger := r.lingers
+	r.stopLinger = r.clock.AfterFunc(wakeupLinger, func() {
+		r.mu.Lock()
+		if r.stopLinger == nil || r.lingers != linger || r.closed {
+			r.mu.Unlock() // stopped too late: a dequeue came meanwhile
+			return
+		}
+		unsubscribe := r.unsubscribe
+		r.unsubscribe, r.stopLinger, r.subscribed = nil, nil, false
+		r.mu.Unlock()
+		unsubscribe()
+	})
 }
 
 // asked records that w's dequeue asked the store and got got messages: it waits again. A
@@ -214,5 +281,11 @@ func (r *waitRoom) close() {
 		if q.stopTimer != nil {
 			q.stopTimer()
 		}
+	}
+	if r.stopLinger != nil {
+		r.stopLinger()
+	}
+	if r.unsubscribe != nil {
+		r.unsubscribe()
 	}
 }

@@ -22,7 +22,10 @@ import (
 //
 // PostgreSQL rather than Redis carries them: a notification is part of the transaction that
 // made the change, it needs no second service, and Redis may be down while PostgreSQL
-// serves (docs/workers.md). It costs one connection per instance, held by the listener.
+// serves (docs/workers.md). It costs one connection per instance, held by the listener while
+// anyone subscribes: every notification wakes every listening backend, which reads it in a
+// transaction of its own, so an instance that nobody waits on does not listen (the core
+// subscribes only while dequeues wait: see app's waitRoom).
 const wakeupChannel = "retsu_wakeups"
 
 // listenTiming is how the listener watches its connection and connects again.
@@ -51,7 +54,8 @@ func (t listenTiming) nextRetry(retry time.Duration) time.Duration {
 }
 
 // listener holds one connection that LISTENs on wakeupChannel while anyone subscribes, and
-// hands each notification to the subscribers, one call at a time.
+// hands each notification to the subscribers, one call at a time. The first subscriber
+// starts it; the last one to cancel stops it, and closes its connection.
 type listener struct {
 	config *pgx.ConnConfig
 	timing listenTiming
@@ -59,28 +63,28 @@ type listener struct {
 	mu          sync.Mutex
 	subscribers map[int]func(ports.Wakeup)
 	nextID      int
-	// stop ends the listening goroutine, which closes done; both are nil while it does not
-	// run.
+	// stop ends the listening goroutine; nil while none runs (one that was stopped may still
+	// be closing its connection: runs counts them, for close).
 	stop   context.CancelFunc
-	done   chan struct{}
+	runs   sync.WaitGroup
 	closed bool
-	// listening is closed once the first LISTEN is in place.
+	// listening is closed once the running goroutine's first LISTEN is in place.
 	listening chan struct{}
-	listened  sync.Once
 }
 
 // firstListenWait bounds how long Subscribe waits for the listener's first LISTEN.
 const firstListenWait = 2 * time.Second
 
 func newListener(config *pgx.ConnConfig) *listener {
-	return &listener{config: config, timing: defaultListenTiming, subscribers: map[int]func(ports.Wakeup){}, listening: make(chan struct{})}
+	return &listener{config: config, timing: defaultListenTiming, subscribers: map[int]func(ports.Wakeup){}}
 }
 
 // Subscribe calls notify with every wakeup from now on, of this instance and of every other
-// on the database, until cancel is called. The first Subscribe starts the listener and waits
-// up to firstListenWait for its LISTEN, so that the wakeups of what commits after it returns
-// arrive. After the listener (re)connects, notify gets a wakeup with a zero QueueID: some may
-// have been lost while it was not listening.
+// on the database, until cancel is called. Subscribe waits up to firstListenWait for the
+// listener's LISTEN (the first Subscribe starts the listener, and the last cancel stops it),
+// so that the wakeups of what commits after it returns arrive. After the listener
+// (re)connects, notify gets a wakeup with a zero QueueID: some may have been lost while it
+// was not listening.
 func (s *MessageStore) Subscribe(notify func(ports.Wakeup)) (cancel func()) {
 	return s.listener.subscribe(notify)
 }
@@ -92,28 +96,41 @@ func (l *listener) subscribe(notify func(ports.Wakeup)) func() {
 	l.subscribers[id] = notify
 	if l.stop == nil && !l.closed {
 		ctx, stop := context.WithCancel(context.Background())
-		l.stop, l.done = stop, make(chan struct{})
-		go l.run(ctx, l.done)
+		l.stop, l.listening = stop, make(chan struct{})
+		l.runs.Add(1)
+		go l.run(ctx, l.listening)
 	}
+	listening := l.listening
 	l.mu.Unlock()
-	select {
-	case <-l.listening:
-	case <-time.After(firstListenWait):
+	if listening != nil {
+		select {
+		case <-listening:
+		case <-time.After(firstListenWait):
+		}
 	}
+	var once sync.Once
 	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		delete(l.subscribers, id)
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			delete(l.subscribers, id)
+			if len(l.subscribers) == 0 && l.stop != nil {
+				l.stop() // its goroutine closes the connection on its own
+				l.stop, l.listening = nil, nil
+			}
+		})
 	}
 }
 
 // run listens until ctx ends, connecting again after every failure, after a pause that
-// grows while the attempts keep failing (with jitter, so that instances spread out).
-func (l *listener) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+// grows while the attempts keep failing (with jitter, so that instances spread out). It
+// closes listening once its first LISTEN is in place.
+func (l *listener) run(ctx context.Context, listening chan struct{}) {
+	defer l.runs.Done()
+	var listened sync.Once
 	retry := time.Duration(0)
 	for ctx.Err() == nil {
-		if l.listen(ctx) {
+		if l.listen(ctx, func() { listened.Do(func() { close(listening) }) }) {
 			retry = 0
 		}
 		retry = l.timing.nextRetry(retry)
@@ -125,8 +142,9 @@ func (l *listener) run(ctx context.Context, done chan struct{}) {
 }
 
 // listen connects, LISTENs, and hands over notifications until the connection fails, stops
-// answering pings, or ctx ends. It reports whether its LISTEN was in place.
-func (l *listener) listen(ctx context.Context) (listened bool) {
+// answering pings, or ctx ends, calling listened once its LISTEN is in place. It reports
+// whether it was.
+func (l *listener) listen(ctx context.Context, listened func()) bool {
 	conn, err := pgx.ConnectConfig(ctx, l.config.Copy())
 	if err != nil {
 		return false
@@ -139,7 +157,7 @@ func (l *listener) listen(ctx context.Context) (listened bool) {
 	if _, err := conn.Exec(ctx, "LISTEN "+wakeupChannel); err != nil {
 		return false
 	}
-	l.listened.Do(func() { close(l.listening) })
+	listened()
 	// Whatever was notified before this LISTEN is lost (while disconnected, or before the
 	// dead connection was found out): every waiter looks again, once.
 	l.send(ports.Wakeup{})
@@ -190,12 +208,12 @@ func (l *listener) send(w ports.Wakeup) {
 func (l *listener) close() {
 	l.mu.Lock()
 	l.closed = true
-	stop, done := l.stop, l.done
-	l.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
+	if l.stop != nil {
+		l.stop()
+		l.stop, l.listening = nil, nil
 	}
+	l.mu.Unlock()
+	l.runs.Wait()
 }
 
 // parseWakeup reads a payload of wakeupChannel; ok is false for anything else.

@@ -146,3 +146,83 @@ func TestListener_Retries_BackOffAndAreCapped(t *testing.T) {
 	}
 	is.Equal(retries[len(retries)-1], 8*time.Second) // up to a cap
 }
+
+// Every notification wakes every listening backend, which reads it in a transaction of its
+// own: a listener holds its connection only while someone subscribes.
+func TestListener_ListensOnlyWhileSubscribed(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	config, err := pgx.ParseConfig(os.Getenv("RETSU_TEST_DATABASE_URL"))
+	is.NoErr(err)
+	name := "retsu-listener-test-" + newID().String()[:8]
+	config.RuntimeParams["application_name"] = name
+	listener := postgres.NewListener(config, 10*time.Second, time.Second, 50*time.Millisecond)
+	defer listener.Close()
+	// backends waits up to 5 s for the listener's connections to number want, and returns
+	// how many there are.
+	backends := func(want int) int {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var n int
+			is.NoErr(pool.QueryRow(context.Background(),
+				"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n))
+			if n == want || time.Now().After(deadline) {
+				return n
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// subscribe subscribes a channel of the wakeups of queue id and of the zero ID.
+	subscribe := func(id domain.ID) (chan ports.Wakeup, func()) {
+		c := make(chan ports.Wakeup, 100)
+		cancel := listener.Subscribe(func(w ports.Wakeup) {
+			if w.QueueID == id || w.QueueID.IsZero() {
+				select {
+				case c <- w:
+				default:
+				}
+			}
+		})
+		return c, cancel
+	}
+	// hears reports whether c gets the wakeup of a notification for id within 2 s.
+	hears := func(c chan ports.Wakeup, id domain.ID) bool {
+		_, err := pool.Exec(context.Background(), "SELECT pg_notify('retsu_wakeups', $1)", id.String()+" 0 1")
+		is.NoErr(err)
+		deadline := time.After(2 * time.Second)
+		for {
+			select {
+			case w := <-c:
+				if w.QueueID == id {
+					return true
+				}
+			case <-deadline:
+				return false
+			}
+		}
+	}
+
+	is.Equal(backends(0), 0) // nobody subscribes: no connection
+	queueID := newID()
+	first, cancelFirst := subscribe(queueID)
+	is.Equal(backends(1), 1)       // the first subscriber starts it
+	is.True(hears(first, queueID)) // and hears what commits after Subscribe returns
+	second, cancelSecond := subscribe(queueID)
+	cancelFirst()
+	is.True(hears(second, queueID)) // a subscriber that stays keeps it listening
+	is.Equal(backends(1), 1)
+	cancelSecond()
+	cancelSecond()           // cancelling twice is harmless
+	is.Equal(backends(0), 0) // the last one to leave closes the connection
+
+	third, cancelThird := subscribe(queueID)
+	defer cancelThird()
+	is.Equal(backends(1), 1)
+	select {
+	case w := <-third:
+		is.True(w.QueueID.IsZero()) // a new LISTEN wakes every waiter: what came before it was not heard
+	case <-time.After(2 * time.Second):
+		t.Fatal("no wakeup after the new LISTEN")
+	}
+	is.True(hears(third, queueID))
+}

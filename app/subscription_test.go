@@ -1,0 +1,134 @@
+package app_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/matryer/is"
+
+	"github.com/retsu/retsu/adapters/memory"
+	"github.com/retsu/retsu/app"
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// countedWakeups are a store's wakeups that count the subscriptions in place, and can hold
+// the next Subscribe until released, as a store whose LISTEN takes a moment does.
+type countedWakeups struct {
+	ports.Wakeups
+
+	mu     sync.Mutex
+	active int
+	hold   chan struct{} // when set, the next Subscribe waits for it to close
+}
+
+func (c *countedWakeups) Subscribe(notify func(ports.Wakeup)) func() {
+	c.mu.Lock()
+	hold := c.hold
+	c.hold = nil
+	c.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
+	cancel := c.Wakeups.Subscribe(notify)
+	c.mu.Lock()
+	c.active++
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			c.mu.Lock()
+			c.active--
+			c.mu.Unlock()
+		})
+	}
+}
+
+// await waits until want subscriptions are in place, and returns how many are.
+func (c *countedWakeups) await(want int) int {
+	deadline := time.Now().Add(patience)
+	for {
+		c.mu.Lock()
+		n := c.active
+		c.mu.Unlock()
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// setupCounted returns a fixture whose service takes its wakeups through a countedWakeups.
+func setupCounted(t *testing.T) (*fixture, *countedWakeups) {
+	t.Helper()
+	f := setup(t, app.Options{})
+	wakeups := &countedWakeups{Wakeups: f.store}
+	service := app.NewService(app.Ports{
+		Queues: f.queues, Messages: f.messages, DeadLetters: f.store, Cleaning: f.store, Wakeups: wakeups,
+		Cache: memory.NewQueueCache(memory.QueueCacheOptions{Clock: f.clock.ManualClock}), Metrics: f.metrics, Clock: f.clock,
+	}, app.Options{})
+	t.Cleanup(service.Close)
+	f.service = service
+	return f, wakeups
+}
+
+// A service subscribes to wakeups only while dequeues wait, and for a while after.
+func TestService_SubscribesToWakeupsOnlyWhileDequeuesWait(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f, wakeups := setupCounted(t)
+	q := f.queue(t, domain.SettingsUpdate{})
+	f.enqueue(t, q, message("polled"))
+	f.dequeue(t, q)
+	is.Equal(wakeups.await(0), 0) // neither a new service nor a dequeue that does not wait subscribes
+
+	answers := make(chan dequeued, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.messages.awaitAsks(t, 1)
+	is.Equal(wakeups.await(1), 1) // a waiting dequeue subscribes
+	f.messages.awaitAsks(t, 1)    // and asks again once the subscription is in place
+	f.enqueue(t, q, message("wake up"))
+	a := answer(t, answers)
+	is.Equal(len(a.deliveries), 1) // the wakeup reaches it
+
+	f.clock.awaitTimer(t, 30*time.Second)
+	f.clock.Advance(30*time.Second - time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	is.Equal(wakeups.await(1), 1) // the subscription stays a while after the last wait
+	f.clock.Advance(time.Millisecond)
+	is.Equal(wakeups.await(0), 0) // and then ends
+
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 1, answers)
+	f.messages.awaitAsks(t, 2)
+	is.Equal(wakeups.await(1), 1) // the next waiting dequeue subscribes again
+	f.enqueue(t, q, message("again"))
+	a = answer(t, answers)
+	is.Equal(len(a.deliveries), 1)
+}
+
+// A message that comes between a waiting dequeue's first ask and the subscription that its
+// wait starts sends its wakeup to nobody: the dequeue asks again once the subscription is in
+// place, and gets it.
+func TestDequeueMessages_MessageBeforeTheSubscription_FoundOnceItIsInPlace(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f, wakeups := setupCounted(t)
+	q := f.queue(t, domain.SettingsUpdate{})
+	release := make(chan struct{})
+	wakeups.hold = release
+
+	answers := make(chan dequeued, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.messages.awaitAsks(t, 1)
+	id := f.enqueue(t, q, message("meanwhile"))[0]
+	noAnswerYet(t, answers)
+
+	close(release)
+	a := answer(t, answers)
+	is.Equal(len(a.deliveries), 1)          // found by the ask after the subscription
+	is.Equal(a.deliveries[0].MessageID, id) // the message that came meanwhile
+	is.Equal(f.clock.Now(), start)          // before the wait ended
+}
