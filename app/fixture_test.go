@@ -192,6 +192,16 @@ func (s *watchedStore) awaitAsks(t *testing.T, n int) {
 	}
 }
 
+// awaitFirstWait waits until the service's first waiting dequeue asked the store twice: on
+// entering its wait, and again once the subscription to the stores' wakeups that the wait
+// started is in place (every wait present then asks again). From then on a dequeue that
+// comes to wait asks once, and the asks and timers a test awaits are those of its own
+// dequeues, not that one's. Start a test's other waiting dequeues after it.
+func (f *fixture) awaitFirstWait(t *testing.T) {
+	t.Helper()
+	f.messages.awaitAsks(t, 2)
+}
+
 // watchedClock is a manual clock that reports the timers set on it, so that a test
 // advances it only once a waiting dequeue has set the timer it waits on.
 type watchedClock struct {

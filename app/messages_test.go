@@ -327,7 +327,7 @@ func TestDequeueMessages_Waiting_RequesterGoneDuringStoreCall_Undelivered(t *tes
 	ctx, cancel := context.WithCancel(context.Background())
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(ctx, app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 	f.messages.cancelDuringNextDequeue(cancel)
 
 	id := f.enqueue(t, q, message("nobody reads this answer"))[0]

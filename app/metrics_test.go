@@ -307,10 +307,10 @@ func TestServiceMetrics_WaitingDequeuesGauge(t *testing.T) {
 	f := setup(t, app.Options{})
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 2)
-	for i := range 2 {
-		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 5 * time.Second}, i, answers)
-	}
-	f.messages.awaitAsks(t, 2)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 5 * time.Second}, 0, answers)
+	f.awaitFirstWait(t)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 5 * time.Second}, 1, answers)
+	f.messages.awaitAsks(t, 1)
 
 	is.Equal(f.scrape(t).Value("retsu_waiting_dequeues"), 2.0) // both dequeues count while they wait
 	f.clock.Advance(5 * time.Second)

@@ -19,7 +19,7 @@ func TestDequeueMessages_Waiting_WokenByEnqueue(t *testing.T) {
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	id := f.enqueue(t, q, message("wake up"))[0]
 
@@ -51,7 +51,7 @@ func TestDequeueMessages_Waiting_BatchAnswersWithWhatCame(t *testing.T) {
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	ids := f.enqueue(t, q, message("a"), message("b"))
 
@@ -70,8 +70,11 @@ func TestDequeueMessages_SeveralWaiters_OneMessage_ExactlyOneGetsIt(t *testing.T
 	answers := make(chan dequeued, waiters)
 	for i := range waiters {
 		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, i, answers)
+		if i == 0 {
+			f.awaitFirstWait(t)
+		}
 	}
-	f.messages.awaitAsks(t, waiters)
+	f.messages.awaitAsks(t, waiters-1)
 	is.Equal(f.scrape(t).Value("retsu_waiting_dequeues"), float64(waiters)) // every one waits
 
 	first := f.enqueue(t, q, message("first"))[0]
@@ -102,7 +105,7 @@ func TestDequeueMessages_Waiting_EndsEmptyAfterWait(t *testing.T) {
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 5, Wait: 5 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	f.clock.Advance(5*time.Second - time.Millisecond)
 	noAnswerYet(t, answers) // still waiting just before the wait ends
@@ -120,8 +123,9 @@ func TestService_Close_EndsWaitsAtOnce(t *testing.T) {
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 2)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 20 * time.Second}, 0, answers)
+	f.awaitFirstWait(t)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 20 * time.Second}, 1, answers)
-	f.messages.awaitAsks(t, 2)
+	f.messages.awaitAsks(t, 1)
 
 	f.service.Close()
 
@@ -148,6 +152,7 @@ func TestDequeueMessages_Waiting_WokenWhenDelayEnds(t *testing.T) {
 	id := f.enqueue(t, q, domain.NewMessage{Payload: "later", Priority: domain.PriorityLow, Delay: new(5 * time.Second)})[0]
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.awaitFirstWait(t)
 	f.clock.awaitTimer(t, 5*time.Second)
 
 	f.clock.Advance(5 * time.Second)
@@ -165,7 +170,7 @@ func TestDequeueMessages_Waiting_WokenWhenDelayOfAMessageEnqueuedMeanwhileEnds(t
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	id := f.enqueue(t, q, domain.NewMessage{Payload: "later", Priority: domain.PriorityLow, Delay: new(5 * time.Second)})[0]
 	f.clock.awaitTimer(t, 5*time.Second)
@@ -187,7 +192,7 @@ func TestDequeueMessages_Waiting_WokenWhenReleaseDelayEnds(t *testing.T) {
 	d := f.dequeue(t, q)
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	is.NoErr(f.service.Release(context.Background(), q.ID, d.Receipt(), 5*time.Second))
 	f.clock.awaitTimer(t, 5*time.Second)
@@ -210,7 +215,7 @@ func TestDequeueMessages_Waiting_WokenByRelease(t *testing.T) {
 	d := f.dequeue(t, q)
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	is.NoErr(f.service.Release(context.Background(), q.ID, d.Receipt(), 0))
 
@@ -229,6 +234,7 @@ func TestDequeueMessages_Waiting_WokenWhenLeaseEnds(t *testing.T) {
 	f.dequeue(t, q)
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.awaitFirstWait(t)
 	f.clock.awaitTimer(t, 5*time.Second)
 
 	f.clock.Advance(5 * time.Second)
@@ -253,7 +259,7 @@ func TestDequeueMessages_Waiting_WokenByRedrive(t *testing.T) {
 	is.True(!ok) // the exhausted message is dead-lettered
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	_, err = f.service.Redrive(context.Background(), q.ID, domain.Redrive{IDs: []domain.ID{id}})
 	is.NoErr(err)
@@ -275,10 +281,10 @@ func TestDequeueMessages_TwoWaiters_TwoMessagesDeliverableTogether_BothServed(t 
 	later := domain.NewMessage{Payload: "later", Priority: domain.PriorityLow, Delay: new(5 * time.Second)}
 	ids := f.enqueue(t, q, later, later)
 	answers := make(chan dequeued, 2)
-	for i := range 2 {
-		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, i, answers)
-	}
-	f.messages.awaitAsks(t, 2)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.awaitFirstWait(t)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 1, answers)
+	f.messages.awaitAsks(t, 1)
 	f.clock.awaitTimer(t, 5*time.Second)
 
 	f.clock.Advance(5 * time.Second)
@@ -301,7 +307,7 @@ func TestDequeueMessages_Waiting_ContextCancelled_EndsTheWait(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(ctx, app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	cancel()
 
@@ -322,7 +328,7 @@ func TestDequeueMessages_WaitEndsAsAMessageComes_NextWaiterGetsIt(t *testing.T) 
 		q := f.queue(t, domain.SettingsUpdate{})
 		answers := make(chan dequeued, 2)
 		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 5 * time.Second}, 0, answers)
-		f.messages.awaitAsks(t, 1)
+		f.awaitFirstWait(t)
 		f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 1, answers)
 		f.messages.awaitAsks(t, 1)
 
@@ -356,7 +362,7 @@ func TestDequeueMessages_BatchLeavesShort_OtherWaiterWokenAtTheNextMoment(t *tes
 	second := f.enqueue(t, q, domain.NewMessage{Payload: "in 8 s", Priority: domain.PriorityLow, Delay: new(8 * time.Second)})[0]
 	batch, single := make(chan dequeued, 1), make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 20 * time.Second}, 0, batch)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 1, Wait: 20 * time.Second}, 1, single)
 	f.messages.awaitAsks(t, 1)
 	f.clock.awaitTimer(t, 5*time.Second)
@@ -383,7 +389,7 @@ func TestDequeueMessages_Waiting_QueueDeleted_QueueNotFoundAtOnce(t *testing.T) 
 	q := f.queue(t, domain.SettingsUpdate{})
 	answers := make(chan dequeued, 1)
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Max: 10, Wait: 20 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	f.awaitFirstWait(t)
 
 	is.NoErr(f.service.DeleteQueue(context.Background(), q.ID))
 
