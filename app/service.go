@@ -109,8 +109,9 @@ func NewService(p Ports, o Options) *Service {
 }
 
 // Close ends every wait: the dequeues that wait answer at once with what they have, which is
-// nothing, and later dequeues do not wait. The other use cases go on working; the stores
-// stay open.
+// nothing, and later dequeues do not wait. It returns once the service's subscription to the
+// wakeups, if it has one or is making one, is cancelled. The other use cases go on working;
+// the stores stay open.
 func (s *Service) Close() {
 	s.waits.close()
 }

@@ -21,13 +21,16 @@ type countedWakeups struct {
 
 	mu     sync.Mutex
 	active int
-	hold   chan struct{} // when set, the next Subscribe waits for it to close
+	// begun counts the Subscribe calls entered and not yet cancelled, in place or not.
+	begun int
+	hold  chan struct{} // when set, the next Subscribe waits for it to close
 }
 
 func (c *countedWakeups) Subscribe(notify func(ports.Wakeup)) func() {
 	c.mu.Lock()
 	hold := c.hold
 	c.hold = nil
+	c.begun++
 	c.mu.Unlock()
 	if hold != nil {
 		<-hold
@@ -42,6 +45,7 @@ func (c *countedWakeups) Subscribe(notify func(ports.Wakeup)) func() {
 			cancel()
 			c.mu.Lock()
 			c.active--
+			c.begun--
 			c.mu.Unlock()
 		})
 	}
@@ -59,6 +63,13 @@ func (c *countedWakeups) await(want int) int {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// begunNotCancelled returns how many Subscribe calls were entered and not cancelled.
+func (c *countedWakeups) begunNotCancelled() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.begun
 }
 
 // setupCounted returns a fixture whose service takes its wakeups through a countedWakeups.
@@ -131,4 +142,34 @@ func TestDequeueMessages_MessageBeforeTheSubscription_FoundOnceItIsInPlace(t *te
 	is.Equal(len(a.deliveries), 1)          // found by the ask after the subscription
 	is.Equal(a.deliveries[0].MessageID, id) // the message that came meanwhile
 	is.Equal(f.clock.Now(), start)          // before the wait ended
+}
+
+// A service closed while the subscription that a wait started is still being made returns
+// once that subscription is cancelled too: nothing of the service keeps listening, or is
+// still subscribing, after Close.
+func TestService_Close_DuringSubscription_NothingLeftSubscribed(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	f, wakeups := setupCounted(t)
+	q := f.queue(t, domain.SettingsUpdate{})
+	release := make(chan struct{})
+	wakeups.hold = release
+	answers := make(chan dequeued, 1)
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
+	f.messages.awaitAsks(t, 1)
+
+	closed := make(chan struct{})
+	go func() {
+		f.service.Close()
+		close(closed)
+	}()
+	a := answer(t, answers)
+	is.NoErr(a.err) // the wait ends at once
+	time.AfterFunc(20*time.Millisecond, func() { close(release) })
+	select {
+	case <-closed:
+	case <-time.After(patience):
+		t.Fatal("Close did not return")
+	}
+	is.Equal(wakeups.begunNotCancelled(), 0) // the subscription that finished after Close began is cancelled before Close returns
 }

@@ -35,6 +35,8 @@ type waitRoom struct {
 	unsubscribe func()
 	stopLinger  func() bool
 	lingers     int
+	// subscribing counts the subscribe goroutines, so that close returns after them.
+	subscribing sync.WaitGroup
 }
 
 // wakeupLinger is how long the room keeps its subscription after the last waiting dequeue
@@ -82,7 +84,7 @@ func (r *waitRoom) enter(queueID domain.ID, want int) *wait {
 	}
 	if !r.subscribed && r.wakeups != nil {
 		r.subscribed = true
-		go r.subscribe()
+		r.subscribing.Go(r.subscribe)
 	}
 	q := r.queues[queueID]
 	if q == nil {
@@ -122,8 +124,8 @@ func (r *waitRoom) subscribe() {
 	unsubscribe := r.wakeups.Subscribe(r.notify)
 	r.notify(ports.Wakeup{})
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		unsubscribe()
 		return
 	}
@@ -131,6 +133,7 @@ func (r *waitRoom) subscribe() {
 	if len(r.queues) == 0 {
 		r.lingerLocked()
 	}
+	r.mu.Unlock()
 }
 
 // lingerLocked starts the timer that cancels the subscription wakeupLinger from now, when
@@ -268,11 +271,13 @@ func (r *waitRoom) scheduleLocked(queueID domain.ID, q *queueWaits, d time.Durat
 	})
 }
 
-// close ends every wait and refuses new ones.
+// close ends every wait, refuses new ones and cancels the subscription, and returns once a
+// subscription still being made is cancelled too. It cancels outside the room's lock: a
+// store's cancel may wait for a notify in progress, which takes that lock.
 func (r *waitRoom) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return
 	}
 	r.closed = true
@@ -285,7 +290,11 @@ func (r *waitRoom) close() {
 	if r.stopLinger != nil {
 		r.stopLinger()
 	}
-	if r.unsubscribe != nil {
-		r.unsubscribe()
+	unsubscribe := r.unsubscribe
+	r.unsubscribe = nil
+	r.mu.Unlock()
+	if unsubscribe != nil {
+		unsubscribe()
 	}
+	r.subscribing.Wait() // a subscribe that finishes after closed cancels its own
 }
