@@ -126,22 +126,42 @@ func TestService_SubscribesToWakeupsOnlyWhileDequeuesWait(t *testing.T) {
 func TestDequeueMessages_MessageBeforeTheSubscription_FoundOnceItIsInPlace(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	f, wakeups := setupCounted(t)
-	q := f.queue(t, domain.SettingsUpdate{})
-	release := make(chan struct{})
-	wakeups.hold = release
+	h := waitWithSubscriptionHeld(t)
+	id := h.f.enqueue(t, h.q, message("meanwhile"))[0]
+	noAnswerYet(t, h.answers)
 
-	answers := make(chan dequeued, 1)
-	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
-	id := f.enqueue(t, q, message("meanwhile"))[0]
-	noAnswerYet(t, answers)
-
-	close(release)
-	a := answer(t, answers)
+	close(h.release)
+	a := answer(t, h.answers)
 	is.Equal(len(a.deliveries), 1)          // found by the ask after the subscription
 	is.Equal(a.deliveries[0].MessageID, id) // the message that came meanwhile
-	is.Equal(f.clock.Now(), start)          // before the wait ended
+	is.Equal(h.f.clock.Now(), start)        // before the wait ended
+}
+
+// heldWait is a dequeue waiting on a fresh queue while the subscription its wait started is
+// held in Subscribe until release is closed.
+type heldWait struct {
+	f       *fixture
+	wakeups *countedWakeups
+	q       domain.Queue
+	answers chan dequeued
+	release chan struct{}
+}
+
+// waitWithSubscriptionHeld starts a heldWait and returns once its dequeue asked the store
+// and its subscription is held.
+func waitWithSubscriptionHeld(t *testing.T) heldWait {
+	t.Helper()
+	f, wakeups := setupCounted(t)
+	h := heldWait{f: f, wakeups: wakeups, q: f.queue(t, domain.SettingsUpdate{}), answers: make(chan dequeued, 1), release: make(chan struct{})}
+	wakeups.hold = h.release
+	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: h.q.ID, Wait: 10 * time.Second}, 0, h.answers)
+	f.messages.awaitAsks(t, 1)
+	for deadline := time.Now().Add(patience); wakeups.begunNotCancelled() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the wait did not subscribe")
+		}
+	}
+	return h
 }
 
 // A service closed while the subscription that a wait started is still being made returns
@@ -150,26 +170,20 @@ func TestDequeueMessages_MessageBeforeTheSubscription_FoundOnceItIsInPlace(t *te
 func TestService_Close_DuringSubscription_NothingLeftSubscribed(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)
-	f, wakeups := setupCounted(t)
-	q := f.queue(t, domain.SettingsUpdate{})
-	release := make(chan struct{})
-	wakeups.hold = release
-	answers := make(chan dequeued, 1)
-	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: q.ID, Wait: 10 * time.Second}, 0, answers)
-	f.messages.awaitAsks(t, 1)
+	h := waitWithSubscriptionHeld(t)
 
 	closed := make(chan struct{})
 	go func() {
-		f.service.Close()
+		h.f.service.Close()
 		close(closed)
 	}()
-	a := answer(t, answers)
+	a := answer(t, h.answers)
 	is.NoErr(a.err) // the wait ends at once
-	time.AfterFunc(20*time.Millisecond, func() { close(release) })
+	time.AfterFunc(20*time.Millisecond, func() { close(h.release) })
 	select {
 	case <-closed:
 	case <-time.After(patience):
 		t.Fatal("Close did not return")
 	}
-	is.Equal(wakeups.begunNotCancelled(), 0) // the subscription that finished after Close began is cancelled before Close returns
+	is.Equal(h.wakeups.begunNotCancelled(), 0) // the subscription that finished after Close began is cancelled before Close returns
 }
