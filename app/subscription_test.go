@@ -14,62 +14,54 @@ import (
 	"github.com/retsu/retsu/ports"
 )
 
-// countedWakeups are a store's wakeups that count the subscriptions in place, and can hold
+// countedWakeups are a store's wakeups that count the subscriptions: every Subscribe call
+// from the moment it is entered, being made or in place, until it is cancelled. They can hold
 // the next Subscribe until released, as a store whose LISTEN takes a moment does.
 type countedWakeups struct {
 	ports.Wakeups
 
-	mu     sync.Mutex
-	active int
-	// begun counts the Subscribe calls entered and not yet cancelled, in place or not.
-	begun int
-	hold  chan struct{} // when set, the next Subscribe waits for it to close
+	mu            sync.Mutex
+	subscriptions int
+	hold          chan struct{} // when set, the next Subscribe waits for it to close
 }
 
 func (c *countedWakeups) Subscribe(notify func(ports.Wakeup)) func() {
 	c.mu.Lock()
 	hold := c.hold
 	c.hold = nil
-	c.begun++
+	c.subscriptions++
 	c.mu.Unlock()
 	if hold != nil {
 		<-hold
 	}
 	cancel := c.Wakeups.Subscribe(notify)
-	c.mu.Lock()
-	c.active++
-	c.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			cancel()
 			c.mu.Lock()
-			c.active--
-			c.begun--
+			c.subscriptions--
 			c.mu.Unlock()
 		})
 	}
 }
 
-// await waits until want subscriptions are in place, and returns how many are.
+// count returns how many subscriptions there are now.
+func (c *countedWakeups) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subscriptions
+}
+
+// await waits until there are want subscriptions, and returns how many there are.
 func (c *countedWakeups) await(want int) int {
 	deadline := time.Now().Add(patience)
 	for {
-		c.mu.Lock()
-		n := c.active
-		c.mu.Unlock()
-		if n == want || time.Now().After(deadline) {
+		if n := c.count(); n == want || time.Now().After(deadline) {
 			return n
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// begunNotCancelled returns how many Subscribe calls were entered and not cancelled.
-func (c *countedWakeups) begunNotCancelled() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.begun
 }
 
 // setupCounted returns a fixture whose service takes its wakeups through a countedWakeups.
@@ -156,10 +148,8 @@ func waitWithSubscriptionHeld(t *testing.T) heldWait {
 	wakeups.hold = h.release
 	f.dequeueAsync(context.Background(), app.DequeueParams{QueueID: h.q.ID, Wait: 10 * time.Second}, 0, h.answers)
 	f.messages.awaitAsks(t, 1)
-	for deadline := time.Now().Add(patience); wakeups.begunNotCancelled() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the wait did not subscribe")
-		}
+	if wakeups.await(1) != 1 {
+		t.Fatal("the wait did not subscribe")
 	}
 	return h
 }
@@ -185,5 +175,5 @@ func TestService_Close_DuringSubscription_NothingLeftSubscribed(t *testing.T) {
 	case <-time.After(patience):
 		t.Fatal("Close did not return")
 	}
-	is.Equal(h.wakeups.begunNotCancelled(), 0) // the subscription that finished after Close began is cancelled before Close returns
+	is.Equal(h.wakeups.count(), 0) // the subscription that finished after Close began is cancelled before Close returns
 }

@@ -2,7 +2,8 @@
 
 // Profiling for performance work, in binaries built with -tags pprof only (as
 // scripts/bench/profile.sh builds one): the first SIGUSR1 starts a CPU profile into the file
-// RETSU_CPU_PROFILE names, the second stops it, so that a script profiles exactly the window of a load run.
+// RETSU_CPU_PROFILE names, the second stops it, so that a script profiles exactly the window
+// of a load run.
 // Release binaries have none of this.
 
 package main
