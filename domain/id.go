@@ -52,3 +52,18 @@ func (id ID) IsZero() bool { return id == ID{} }
 
 // MarshalText encodes the canonical spelling, so IDs appear as strings in JSON.
 func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// MarshalBinary encodes the 16 bytes of the UUID, which encoding/gob uses: instances
+// forward rounds to each other as gob (adapters/postgres/forward.go).
+func (id ID) MarshalBinary() ([]byte, error) { return id[:], nil }
+
+var errIDLength = errors.New("an ID is 16 bytes")
+
+// UnmarshalBinary decodes what MarshalBinary encoded: exactly 16 bytes.
+func (id *ID) UnmarshalBinary(data []byte) error {
+	if len(data) != len(id) {
+		return errIDLength
+	}
+	copy(id[:], data)
+	return nil
+}

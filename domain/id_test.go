@@ -148,3 +148,20 @@ func TestID_IsZero(t *testing.T) {
 		})
 	}
 }
+
+func TestID_MarshalBinary_RoundTripsAndRefusesOtherLengths(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	id := mustParseID(t, canonicalID)
+
+	data, err := id.MarshalBinary()
+	is.NoErr(err)           // encoding an ID cannot fail
+	is.Equal(len(data), 16) // the 16 bytes of the UUID, not its spelling
+	var back domain.ID
+	is.NoErr(back.UnmarshalBinary(data)) // what MarshalBinary gives decodes
+	is.Equal(back, id)                   // to the same ID
+
+	is.True(back.UnmarshalBinary(data[:15]) != nil)       // 15 bytes are no ID
+	is.True(back.UnmarshalBinary(append(data, 0)) != nil) // nor are 17
+	is.Equal(back, id)                                    // and a refused decoding changes nothing
+}
