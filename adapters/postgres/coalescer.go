@@ -83,6 +83,11 @@ func (c *coalescer[Request, Answer]) do(ctx context.Context, request Request) (A
 		var zero Answer
 		return zero, err
 	}
+	return c.await(ctx, call)
+}
+
+// await returns the outcome of call, submitted, as do describes.
+func (c *coalescer[Request, Answer]) await(ctx context.Context, call *pendingCall[Request, Answer]) (Answer, error) {
 	select {
 	case <-call.done:
 		return call.answer, call.err
@@ -96,14 +101,32 @@ func (c *coalescer[Request, Answer]) do(ctx context.Context, request Request) (A
 	return call.answer, call.err
 }
 
-// submit queues call and, when a batch slot is free, starts a batch at once.
-func (c *coalescer[Request, Answer]) submit(call *pendingCall[Request, Answer]) error {
+// doAll carries out requests as do would each, queued together so that they go in the same
+// batch where the cost limit allows, and returns each one's answer and error. It returns
+// errClosed, having queued none of them, after close.
+func (c *coalescer[Request, Answer]) doAll(ctx context.Context, requests []Request) ([]Answer, []error, error) {
+	calls := make([]*pendingCall[Request, Answer], len(requests))
+	for i, r := range requests {
+		calls[i] = &pendingCall[Request, Answer]{request: r, done: make(chan struct{})}
+	}
+	if err := c.submit(calls...); err != nil {
+		return nil, nil, err
+	}
+	answers, errs := make([]Answer, len(calls)), make([]error, len(calls))
+	for i, call := range calls {
+		answers[i], errs[i] = c.await(ctx, call)
+	}
+	return answers, errs, nil
+}
+
+// submit queues calls and, when a batch slot is free, starts a batch at once.
+func (c *coalescer[Request, Answer]) submit(calls ...*pendingCall[Request, Answer]) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return errClosed
 	}
-	c.waiting = append(c.waiting, call)
+	c.waiting = append(c.waiting, calls...)
 	slot := -1
 	if len(c.free) > 0 {
 		slot, c.free = c.free[len(c.free)-1], c.free[:len(c.free)-1]
