@@ -79,6 +79,20 @@ func SharedBuffers(t *testing.T, plan string) int {
 	return explained[0].Plan.Hit + explained[0].Plan.Read
 }
 
+// Forwarded is how many batches of s the round leader carried.
+func Forwarded(s *MessageStore) int64 { return s.peers.forwarded.Load() }
+
+// Leads reports whether s held the round leader's lease when it last read it, and
+// KnowsLeader whether it knows another instance that does.
+func Leads(s *MessageStore) bool       { return s.peers.leading.Load() }
+func KnowsLeader(s *MessageStore) bool { return s.peers.leaderKnown() }
+
+// ForwardAlways makes s forward every request while it knows a leader, contended or not.
+func ForwardAlways(s *MessageStore) { s.forwardAlways = true }
+
+// SampleEvery sets how often s, forwarding, sends a request to a round of its own.
+func SampleEvery(s *MessageStore, d time.Duration) { s.sampleInterval = d }
+
 // RoundsRun is how many rounds s has run.
 func RoundsRun(s *MessageStore) int64 { return s.roundsRun.Load() }
 
@@ -159,3 +173,10 @@ const DeleteDeadLettersStatement = deleteDeadLetters
 
 // DeleteExpiredStatement is the expired-message cleaner's statement, for tests that explain it.
 const DeleteExpiredStatement = deleteExpired
+
+// LockRoundSlot is the statement that takes round slot $2's lock, of class
+// AdvisoryLockClass ($1), for tests that hold it as another instance's round would.
+const LockRoundSlot = lockRoundSlot
+
+// AdvisoryLockClass is the class of the round slots' locks.
+const AdvisoryLockClass = advisoryLockClass

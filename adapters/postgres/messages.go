@@ -36,7 +36,19 @@ type MessageStore struct {
 	rounds   *coalescer[operation, outcome]
 	gates    []roundGate // one per round slot (gate.go)
 	listener *listener
-	// roundsRun counts the rounds run, for the tests.
+	// peers is the round forwarding (forward.go), and forwards its coalescer, which
+	// batches the requests forwarded to the round leader; nil without peers. contended says
+	// whether the last round's slot was contended, which sends requests to forwards while a
+	// leader is known; sampled counts them, one in sampleEvery going to a round here.
+	peers     *peers
+	forwards  *coalescer[operation, outcome]
+	contended atomic.Bool
+	sampled   atomic.Int64 // the last sample's time, in nanoseconds since the Unix epoch
+	// sampleInterval is sampleInterval, and forwardAlways forwards every request while a
+	// leader is known, contended or not; tests change them.
+	sampleInterval time.Duration
+	forwardAlways  bool
+	// roundsRun counts the rounds run, for the tests and the metrics.
 	roundsRun atomic.Int64
 }
 
@@ -64,15 +76,61 @@ type MessageStoreOptions struct {
 	// rounds are as large as they can be, which costs the database least per request;
 	// docs/performance.md shows what more rounds did on the project's reference machine.
 	RoundsInFlight int
+	// Peers, when set, turns on round forwarding (forward.go).
+	Peers *PeerOptions
 }
 
 // NewMessageStore returns a MessageStore on pool.
 func NewMessageStore(pool *pgxpool.Pool, o MessageStoreOptions) *MessageStore {
 	limits := batchLimits{maxRunning: max(o.RoundsInFlight, 1), maxCost: maxRound, timeout: roundTimeout}
-	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig), gates: newRoundGates(limits.maxRunning)}
+	s := &MessageStore{pool: pool, listener: newListener(pool.Config().ConnConfig), gates: newRoundGates(limits.maxRunning),
+		sampleInterval: sampleInterval}
 	s.rounds = newCoalescer(limits, operation.cost, s.runRound)
 	s.rounds.prepare = s.prepareRound
+	if o.Peers != nil {
+		s.peers = newPeers(pool, *o.Peers)
+		s.forwards = newCoalescer(batchLimits{maxRunning: forwardsInFlight, maxCost: maxRound, timeout: roundTimeout},
+			operation.cost, s.runForwarded)
+	}
 	return s
+}
+
+// sample reports whether a request that would be forwarded goes to a round here instead,
+// which is once per sampleInterval: its round tells whether the slot is still contended.
+func (s *MessageStore) sample() bool {
+	now, last := time.Now().UnixNano(), s.sampled.Load()
+	return now-last >= int64(s.sampleInterval) && s.sampled.CompareAndSwap(last, now)
+}
+
+// do carries out op in a round, here or the round leader's (forward.go), and returns its
+// outcome, or the error of the round that carried it.
+func (s *MessageStore) do(ctx context.Context, op operation) (outcome, error) {
+	rounds := s.rounds
+	if s.forwards != nil && s.peers.leaderKnown() && (s.forwardAlways || s.contended.Load() && !s.sample()) {
+		rounds = s.forwards
+	}
+	out, err := rounds.do(ctx, op)
+	if err == nil {
+		err = out.failed
+	}
+	return out, err
+}
+
+// RoundStats are a MessageStore's running totals of rounds, for the metrics.
+type RoundStats struct {
+	// Rounds counts the rounds run here, Forwarded the batches the round leader carried.
+	Rounds, Forwarded int64
+	// Leading is true while this instance holds the round leader's lease (forward.go).
+	Leading bool
+}
+
+// RoundStats returns the store's running totals of rounds.
+func (s *MessageStore) RoundStats() RoundStats {
+	r := RoundStats{Rounds: s.roundsRun.Load()}
+	if s.peers != nil {
+		r.Forwarded, r.Leading = s.peers.forwarded.Load(), s.peers.leading.Load()
+	}
+	return r
 }
 
 // advisoryLockClass is the first key of the advisory locks of the round slots, taken in the
@@ -90,7 +148,17 @@ func roundLockKey(slot int) int32 { return int32(slot) }
 // Close answers the requests already made and refuses new ones with a service_unavailable
 // error, and stops listening. It does not close the pool.
 func (s *MessageStore) Close() {
+	if s.peers != nil {
+		// The batches forwarded from here are answered first; then the lease goes, and the
+		// others stop forwarding here once they read it; until then, the batches they
+		// forward are refused once the rounds closed, and run where they came from.
+		s.forwards.close()
+		s.peers.close()
+	}
 	s.rounds.close()
+	if s.peers != nil {
+		s.peers.server.close()
+	}
 	s.listener.close()
 }
 
@@ -101,7 +169,7 @@ var errClosed = domain.Unavailable(errors.New("postgres: the message store is cl
 // Enqueue stores the messages of one request, or replays the request that first used its
 // key; it is durable once Enqueue returns nil.
 func (s *MessageStore) Enqueue(ctx context.Context, p ports.EnqueueParams) (ports.Enqueued, error) {
-	out, err := s.rounds.do(ctx, operation{kind: enqueueOperation, queueID: p.QueueID, enqueue: p})
+	out, err := s.do(ctx, operation{kind: enqueueOperation, queueID: p.QueueID, enqueue: p})
 	if err != nil {
 		return ports.Enqueued{}, err
 	}
@@ -126,31 +194,31 @@ func (s *MessageStore) Replay(ctx context.Context, queueID domain.ID, key ports.
 
 // Dequeue delivers up to p.Max of the queue's deliverable messages in one claim.
 func (s *MessageStore) Dequeue(ctx context.Context, p ports.DequeueParams) (ports.Dequeued, error) {
-	out, err := s.rounds.do(ctx, operation{kind: dequeueOperation, queueID: p.QueueID, dequeue: p})
+	out, err := s.do(ctx, operation{kind: dequeueOperation, queueID: p.QueueID, dequeue: p})
 	return out.dequeued, err
 }
 
 // Acknowledge removes each message whose receipt holds its lease.
 func (s *MessageStore) Acknowledge(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) ([]bool, error) {
-	out, err := s.rounds.do(ctx, operation{kind: acknowledgeOperation, queueID: queueID, receipts: receipts})
+	out, err := s.do(ctx, operation{kind: acknowledgeOperation, queueID: queueID, receipts: receipts})
 	return out.removed, err
 }
 
 // Extend makes the lease of receipt end timeout from now.
 func (s *MessageStore) Extend(ctx context.Context, queueID domain.ID, receipt domain.Receipt, timeout time.Duration) (bool, error) {
-	out, err := s.rounds.do(ctx, operation{kind: extendOperation, queueID: queueID, receipt: receipt, seconds: seconds(timeout)})
+	out, err := s.do(ctx, operation{kind: extendOperation, queueID: queueID, receipt: receipt, seconds: seconds(timeout)})
 	return out.held, err
 }
 
 // Release ends the lease of receipt; the message is deliverable again after delay.
 func (s *MessageStore) Release(ctx context.Context, queueID domain.ID, receipt domain.Receipt, delay time.Duration) (bool, error) {
-	out, err := s.rounds.do(ctx, operation{kind: releaseOperation, queueID: queueID, receipt: receipt, seconds: seconds(delay)})
+	out, err := s.do(ctx, operation{kind: releaseOperation, queueID: queueID, receipt: receipt, seconds: seconds(delay)})
 	return out.held, err
 }
 
 // Undeliver takes back deliveries that never reached their consumer.
 func (s *MessageStore) Undeliver(ctx context.Context, queueID domain.ID, receipts []domain.Receipt) error {
-	_, err := s.rounds.do(ctx, operation{kind: undeliverOperation, queueID: queueID, receipts: receipts})
+	_, err := s.do(ctx, operation{kind: undeliverOperation, queueID: queueID, receipts: receipts})
 	return err
 }
 

@@ -703,3 +703,20 @@ LEFT JOIN line_expired USING (priority)
 LEFT JOIN scheduled USING (priority)
 LEFT JOIN dead USING (priority)
 ORDER BY p.priority`
+
+// claimRoundLeader renews the round leader's lease ($2 seconds from now) when instance $1
+// holds it, or gives it to $1 when there is none or it lapsed, and returns the address of
+// the leader, this instance or another (forward.go).
+const claimRoundLeader = `
+WITH claimed AS (
+    INSERT INTO round_leader (one, address, expires_at)
+    VALUES (true, $1, clock_timestamp() + make_interval(secs => $2))
+    ON CONFLICT (one) DO UPDATE SET address = excluded.address, expires_at = excluded.expires_at
+        WHERE round_leader.address = excluded.address OR round_leader.expires_at < clock_timestamp()
+    RETURNING address)
+SELECT address FROM claimed
+UNION ALL
+SELECT address FROM round_leader WHERE NOT EXISTS (SELECT FROM claimed)`
+
+// releaseRoundLeader gives up the round leader's lease of instance $1, if it holds it.
+const releaseRoundLeader = `DELETE FROM round_leader WHERE address = $1`

@@ -48,6 +48,9 @@ type outcome struct {
 	// err is the operation's own refusal (an enqueue to a deleted queue, a reused key), which
 	// does not fail the round.
 	err error
+	// failed is the error of the round that carried the operation, when the round leader
+	// carried it (forward.go): the rounds of one forwarded batch may fail apart.
+	failed error
 	// record is the idempotency record that an enqueue found, which decides the repeats of
 	// its key in the round.
 	record *keyRecord
@@ -187,7 +190,16 @@ const (
 // times, rather than failing every request it carries for a collision that is usually gone
 // a moment later: a deadlock with a cleaner or an operator's statement, say.
 func (s *MessageStore) runRound(ctx context.Context, slot int, batch []operation, outcomes []outcome) error {
-	return s.runRoundAt(ctx, &s.gates[slot], slot, batch, outcomes)
+	g := &s.gates[slot]
+	err := s.runRoundAt(ctx, g, slot, batch, outcomes)
+	if s.peers != nil {
+		contended := g.contended()
+		if contended && !s.contended.Load() {
+			s.sampled.Store(time.Now().UnixNano()) // this round found it: the first sample
+		}
+		s.contended.Store(contended)
+	}
+	return err
 }
 
 // runRoundAt runs a round under the round lock of slot, through gate g (gate.go).

@@ -1,0 +1,447 @@
+package postgres
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/retsu/retsu/domain"
+	"github.com/retsu/retsu/ports"
+)
+
+// Round forwarding. Instances that take turns on a round lock (gate.go) each carry only their
+// own requests, and each request waits for the other instances' turns as well as its own: in
+// a closed loop of clients, three instances ran 1.3 times the commits per message of one
+// (docs/performance.md). With peers configured, one instance, the round leader, carries the
+// requests of the others while their rounds contend: a follower sends them to the leader,
+// whose coalescer takes them with its own into its next round, and answers each. So the
+// rounds of all the instances are as few and as large as one instance's.
+//
+// Forwarding changes where a round runs, never what it does: the leader's rounds take the
+// slot's round lock as any round does, and any instance may still run rounds of its own. So
+// two instances that both believe they lead (a lease that lapsed during a pause, say) cost
+// commits, not correctness. A follower whose slot is calm sends its rounds at once, in one
+// round trip to PostgreSQL, as without peers: a lone request on an idle database never
+// pays the hop. While it forwards, one request per sampleInterval goes to a round of its
+// own, which tells the slot when the contention ends.
+//
+// The leader is whoever holds the lease in round_leader, which every instance renews or
+// claims each leaseRenewal; one that stops gives it up, one that dies lets it lapse within
+// leaseLifetime, and another claims it. Followers reach the leader on one connection each
+// (peerserver.go), which carries the batches in flight at once, as gob.
+
+// PeerOptions turn on round forwarding between the instances on one database (see the
+// comment at the top of forward.go).
+type PeerOptions struct {
+	// Advertise is the host:port at which the other instances reach this one's peer
+	// listener (ServePeers).
+	Advertise string
+	// Token authenticates the instances to each other: every instance of a deployment has
+	// the same, and ServePeers drops a connection that does not present it.
+	Token string
+	// Logger receives the changes of leader and the forwarding's failures; nil discards
+	// them.
+	Logger *slog.Logger
+}
+
+const (
+	// leaseLifetime is how long a round leader's lease lasts unless it is renewed, and so
+	// how long a dead leader's lease holds up the others' forwarding at most (their rounds
+	// run here meanwhile).
+	leaseLifetime = 3 * time.Second
+	// leaseRenewal is how often each instance renews its lease, or claims a lapsed one.
+	leaseRenewal = time.Second
+	// sampleInterval: while a follower forwards, one request per interval goes to a round of
+	// its own, under the round lock, whose wait tells whether the slot is contended still.
+	sampleInterval = 50 * time.Millisecond
+	// forwardsInFlight is how many batches a follower may have forwarded at once: its
+	// requests wait for the leader's round, not for the answer to its previous batch.
+	forwardsInFlight = 2
+	// peerDialTimeout bounds the connection to the leader and its handshake: a leader that
+	// cannot be reached in that time is avoided until its lease is read again.
+	peerDialTimeout = time.Second
+	// maxForwardedOperations bounds the requests of one forwarded batch.
+	maxForwardedOperations = 2 * maxRound
+	// peerProtocol opens a connection to a peer listener, with the version of the wire
+	// format: instances that forward differently refuse each other, and their rounds run
+	// where they arrive.
+	peerProtocol = "RETSU-PEER/1"
+)
+
+// errNotForwarded says that the leader certainly took none of a batch: it runs here.
+var errNotForwarded = errors.New("postgres: not forwarded")
+
+// peers is the forwarding of a MessageStore: the lease, and the connection to the leader.
+type peers struct {
+	self  string
+	token string
+	log   *slog.Logger
+	pool  *pgxpool.Pool
+	// leader is the address of the leader to forward to: "" when this instance leads, none
+	// is known, or the one known failed since the lease was last read.
+	leader atomic.Pointer[string]
+	// leading says whether this instance held the lease when it last read it.
+	leading atomic.Bool
+	// forwarded counts the batches the leader carried, for tests.
+	forwarded atomic.Int64
+
+	mu   sync.Mutex
+	conn *peerConn // to the leader, once dialled; nil after it failed
+	// server is this instance's peer listener (peerserver.go), while it serves.
+	server peerServer
+
+	stop func()
+	done chan struct{}
+	once sync.Once
+}
+
+func newPeers(pool *pgxpool.Pool, o PeerOptions) *peers {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &peers{self: o.Advertise, token: o.Token, log: log, pool: pool, done: make(chan struct{})}
+	p.server.conns = map[net.Conn]struct{}{}
+	none := ""
+	p.leader.Store(&none)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stop = cancel
+	go p.renew(ctx)
+	return p
+}
+
+// renew renews or claims the lease each leaseRenewal until ctx ends, then gives up the lease
+// if it holds it, so that another instance claims it at once.
+func (p *peers) renew(ctx context.Context) {
+	defer close(p.done)
+	ticker := time.NewTicker(leaseRenewal)
+	defer ticker.Stop()
+	last := ""
+	for {
+		leader := p.claim(ctx)
+		if leader != last {
+			p.log.Info("round leader", "leader", leader, "self", leader == p.self)
+			last = leader
+		}
+		p.leading.Store(leader == p.self)
+		if leader == p.self {
+			leader = ""
+		}
+		p.leader.Store(&leader)
+		select {
+		case <-ctx.Done():
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, _ = p.pool.Exec(ctx, releaseRoundLeader, p.self)
+			cancel()
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// claim renews this instance's lease, or claims a lapsed one, and returns the leader's
+// address, "" when none is known.
+func (p *peers) claim(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, leaseRenewal)
+	defer cancel()
+	var leader string
+	if err := p.pool.QueryRow(ctx, claimRoundLeader, p.self, leaseLifetime.Seconds()).Scan(&leader); err != nil {
+		return ""
+	}
+	return leader
+}
+
+// leaderKnown reports whether there is a leader to forward to.
+func (p *peers) leaderKnown() bool { return *p.leader.Load() != "" }
+
+// avoid forgets leader until the lease is read again.
+func (p *peers) avoid(leader string) {
+	none := ""
+	if known := p.leader.Load(); *known == leader {
+		p.leader.CompareAndSwap(known, &none)
+	}
+}
+
+// close stops renewing the lease and gives it up, and closes the connection to the leader.
+func (p *peers) close() {
+	p.once.Do(func() {
+		p.stop()
+		<-p.done
+		p.mu.Lock()
+		if p.conn != nil {
+			p.conn.fail(errors.New("closed"))
+			p.conn = nil
+		}
+		p.mu.Unlock()
+	})
+}
+
+// wireOperation is an operation as a follower forwards it.
+type wireOperation struct {
+	Kind     operationKind
+	QueueID  domain.ID
+	Enqueue  ports.EnqueueParams
+	Dequeue  ports.DequeueParams
+	Receipts []domain.Receipt
+	Receipt  domain.Receipt
+	Seconds  int32
+}
+
+// wireOutcome is an operation's outcome as the leader answers it.
+type wireOutcome struct {
+	Enqueued ports.Enqueued
+	Dequeued ports.Dequeued
+	Removed  []bool
+	Held     bool
+	// Refusal is the operation's own refusal (outcome.err), Failure its round's error.
+	Refusal, Failure *wireError
+}
+
+// wireError is an error that crosses between instances: its code and its caller-safe
+// message; the rest of it stays in the leader's log.
+type wireError struct {
+	Code    domain.Code
+	Message string
+}
+
+// peerRequest is one forwarded batch; peerResponse answers the request of the same ID.
+type peerRequest struct {
+	ID         uint64
+	Operations []wireOperation
+}
+
+type peerResponse struct {
+	ID uint64
+	// Refused says that the leader took none of the batch (it is closing): it runs where it
+	// came from.
+	Refused  bool
+	Outcomes []wireOutcome
+}
+
+func toWireError(err error) *wireError {
+	if err == nil {
+		return nil
+	}
+	return &wireError{Code: domain.ErrorCode(err), Message: domain.ErrorMessage(err)}
+}
+
+func (e *wireError) err() error {
+	if e == nil {
+		return nil
+	}
+	return &domain.Error{Code: e.Code, Message: e.Message}
+}
+
+// runForwarded is the forwards coalescer's run: it forwards batch to the leader and, when the
+// leader certainly took none of it, carries it out in this instance's rounds.
+func (s *MessageStore) runForwarded(ctx context.Context, _ int, batch []operation, outcomes []outcome) error {
+	err := s.peers.forward(ctx, batch, outcomes)
+	if !errors.Is(err, errNotForwarded) {
+		return err
+	}
+	answers, errs, err := s.rounds.doAll(ctx, batch)
+	if err != nil {
+		return err
+	}
+	for i := range answers {
+		outcomes[i] = answers[i]
+		if errs[i] != nil {
+			outcomes[i].failed = errs[i]
+		}
+	}
+	return nil
+}
+
+// forward sends batch to the leader and fills outcomes with its answers. It returns
+// errNotForwarded when the leader certainly took none of it (none known, no connection, a
+// refusal). Once the batch may have reached the leader, a failure is the batch's error, as
+// a round's whose commit got no answer.
+func (p *peers) forward(ctx context.Context, batch []operation, outcomes []outcome) error {
+	leader := *p.leader.Load()
+	if leader == "" {
+		return errNotForwarded
+	}
+	conn, err := p.connect(ctx, leader)
+	if err != nil {
+		p.avoid(leader)
+		p.log.Warn("round leader unreachable: rounds run here", "leader", leader, "error", err)
+		return errNotForwarded
+	}
+	wire := make([]wireOperation, len(batch))
+	for i, op := range batch {
+		wire[i] = wireOperation{Kind: op.kind, QueueID: op.queueID, Enqueue: op.enqueue, Dequeue: op.dequeue,
+			Receipts: op.receipts, Receipt: op.receipt, Seconds: op.seconds}
+	}
+	response, err := conn.call(ctx, wire)
+	switch {
+	case err != nil:
+		p.avoid(leader)
+		p.log.Warn("forwarded batch got no answer", "leader", leader, "error", err)
+		return domain.Unavailable(fmt.Errorf("postgres: forward round: %w", err))
+	case response.Refused:
+		p.avoid(leader)
+		return errNotForwarded
+	case len(response.Outcomes) != len(batch):
+		p.avoid(leader)
+		return domain.Unavailable(fmt.Errorf("postgres: forward round: %d answers to %d requests", len(response.Outcomes), len(batch)))
+	}
+	for i, a := range response.Outcomes {
+		outcomes[i] = outcome{enqueued: a.Enqueued, dequeued: a.Dequeued, removed: a.Removed, held: a.Held,
+			err: a.Refusal.err(), failed: a.Failure.err()}
+	}
+	p.forwarded.Add(1)
+	return nil
+}
+
+// connect returns the connection to leader, dialling it when there is none.
+func (p *peers) connect(ctx context.Context, leader string) (*peerConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.conn; c != nil {
+		if c.address == leader && c.healthy() {
+			return c, nil
+		}
+		c.fail(errors.New("the leader changed"))
+		p.conn = nil
+	}
+	c, err := dialPeer(ctx, leader, p.token)
+	if err != nil {
+		return nil, err
+	}
+	p.conn = c
+	return c, nil
+}
+
+// peerConn is a follower's connection to the leader: requests go out one after the other,
+// and a reader goroutine hands each response to its caller.
+type peerConn struct {
+	address string
+	conn    net.Conn
+
+	wmu sync.Mutex // orders the writes
+	w   *bufio.Writer
+	enc *gob.Encoder
+
+	mu      sync.Mutex
+	next    uint64
+	pending map[uint64]chan peerResponse
+	err     error // once the connection failed
+}
+
+// dialPeer connects to the peer listener at address and opens the conversation.
+func dialPeer(ctx context.Context, address, token string) (*peerConn, error) {
+	ctx, cancel := context.WithTimeout(ctx, peerDialTimeout)
+	defer cancel()
+	nc, err := (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext(ctx, "tcp", address)
+	if err != nil {
+		return nil, err
+	}
+	deadline, _ := ctx.Deadline()
+	_ = nc.SetDeadline(deadline)
+	r := bufio.NewReader(nc)
+	if _, err := fmt.Fprintf(nc, "%s %s\n", peerProtocol, token); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	welcome, err := r.ReadString('\n')
+	if err != nil || welcome != "OK\n" {
+		nc.Close()
+		if err == nil {
+			err = errors.New("the peer refused the connection (another version, or another token)")
+		}
+		return nil, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	w := bufio.NewWriter(nc)
+	c := &peerConn{address: address, conn: nc, w: w, enc: gob.NewEncoder(w), pending: map[uint64]chan peerResponse{}}
+	go c.read(gob.NewDecoder(r))
+	return c, nil
+}
+
+// call sends one batch and returns its response.
+func (c *peerConn) call(ctx context.Context, operations []wireOperation) (peerResponse, error) {
+	answer := make(chan peerResponse, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return peerResponse{}, c.err
+	}
+	c.next++
+	id := c.next
+	c.pending[id] = answer
+	c.mu.Unlock()
+
+	c.wmu.Lock()
+	err := c.enc.Encode(peerRequest{ID: id, Operations: operations})
+	if err == nil {
+		err = c.w.Flush()
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(err)
+	}
+	select {
+	case response, ok := <-answer:
+		if !ok {
+			c.mu.Lock()
+			err := c.err
+			c.mu.Unlock()
+			return peerResponse{}, err
+		}
+		return response, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		return peerResponse{}, ctx.Err()
+	}
+}
+
+// read hands each response to its caller until the connection fails.
+func (c *peerConn) read(dec *gob.Decoder) {
+	for {
+		var response peerResponse
+		if err := dec.Decode(&response); err != nil {
+			c.fail(err)
+			return
+		}
+		c.mu.Lock()
+		answer, ok := c.pending[response.ID]
+		delete(c.pending, response.ID)
+		c.mu.Unlock()
+		if ok {
+			answer <- response
+		}
+	}
+}
+
+// healthy reports whether the connection has not failed.
+func (c *peerConn) healthy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err == nil
+}
+
+// fail closes the connection, once, and ends the wait of every call in flight with err.
+func (c *peerConn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	c.conn.Close()
+	for id, answer := range c.pending {
+		close(answer)
+		delete(c.pending, id)
+	}
+}

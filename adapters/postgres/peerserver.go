@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/retsu/retsu/domain"
+)
+
+// The leader's side of round forwarding (forward.go): the peer listener.
+//
+// A connection opens with one line from the follower, peerProtocol and the token, and one
+// from the leader, "OK"; after it, each side writes gob values on its own stream: the
+// follower peerRequests, the leader peerResponses, in the order their batches' rounds end.
+
+const (
+	// peerHandshakeTimeout bounds the opening line of a connection.
+	peerHandshakeTimeout = 5 * time.Second
+	// maxPeerHandshake bounds the opening line: the protocol, a space and the token.
+	maxPeerHandshake = 1024
+	// peerCallsPerConn bounds the batches of one connection carried at once; a connection's
+	// further requests wait to be read.
+	peerCallsPerConn = 4 * forwardsInFlight
+)
+
+// peerServer is what ServePeers holds while it serves.
+type peerServer struct {
+	mu       sync.Mutex
+	listener net.Listener
+	conns    map[net.Conn]struct{}
+	closed   bool
+	serving  sync.WaitGroup // one per connection
+}
+
+// errNoPeers answers ServePeers on a store without PeerOptions.
+var errNoPeers = errors.New("postgres: the message store has no peers")
+
+// ServePeers takes the batches that other instances forward on connections accepted from
+// listener, while this instance leads or until they learn it no longer does, and carries
+// them out in its rounds. It returns when Close closes the listener (nil) or when accepting
+// fails. Only other instances should reach listener: connections must present the token of
+// PeerOptions.
+func (s *MessageStore) ServePeers(listener net.Listener) error {
+	if s.peers == nil {
+		return errNoPeers
+	}
+	srv := &s.peers.server
+	srv.mu.Lock()
+	if srv.closed {
+		srv.mu.Unlock()
+		listener.Close()
+		return nil
+	}
+	srv.listener = listener
+	srv.mu.Unlock()
+	for {
+		conn, err := listener.Accept()
+		if err != nil {
+			srv.mu.Lock()
+			closed := srv.closed
+			srv.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("postgres: accept peers: %w", err)
+		}
+		srv.mu.Lock()
+		if srv.closed {
+			srv.mu.Unlock()
+			conn.Close()
+			return nil
+		}
+		srv.conns[conn] = struct{}{}
+		srv.serving.Add(1)
+		srv.mu.Unlock()
+		go func() {
+			defer srv.serving.Done()
+			s.servePeer(conn)
+			srv.mu.Lock()
+			delete(srv.conns, conn)
+			srv.mu.Unlock()
+			conn.Close()
+		}()
+	}
+}
+
+// close stops accepting and closes every connection, and waits until their goroutines
+// returned. The store's rounds are closed by then: each batch was answered or refused.
+func (srv *peerServer) close() {
+	srv.mu.Lock()
+	srv.closed = true
+	if srv.listener != nil {
+		srv.listener.Close()
+	}
+	for conn := range srv.conns {
+		conn.Close()
+	}
+	srv.mu.Unlock()
+	srv.serving.Wait()
+}
+
+// servePeer serves one connection: the handshake, then its batches, each carried in the
+// rounds as it arrives, its response written once its rounds are done.
+func (s *MessageStore) servePeer(conn net.Conn) {
+	_ = conn.SetReadDeadline(time.Now().Add(peerHandshakeTimeout))
+	r := bufio.NewReaderSize(io.LimitReader(conn, maxPeerHandshake), maxPeerHandshake)
+	line, err := r.ReadString('\n')
+	protocol, token, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+	if err != nil || protocol != peerProtocol ||
+		subtle.ConstantTimeCompare([]byte(token), []byte(s.peers.token)) != 1 {
+		s.peers.log.Warn("refused a peer connection: wrong protocol or token", "remote", conn.RemoteAddr().String())
+		_, _ = io.WriteString(conn, "REFUSED\n")
+		return
+	}
+	if r.Buffered() > 0 { // the follower waits for the answer before it sends anything else
+		return
+	}
+	if _, err := io.WriteString(conn, "OK\n"); err != nil {
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := bufio.NewWriter(conn)
+	enc := gob.NewEncoder(w)
+	var wmu sync.Mutex
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	slots := make(chan struct{}, peerCallsPerConn)
+	dec := gob.NewDecoder(bufio.NewReader(conn))
+	for {
+		var request peerRequest
+		if err := dec.Decode(&request); err != nil {
+			return // the follower closed, or the store did
+		}
+		slots <- struct{}{}
+		calls.Add(1)
+		go func() {
+			defer func() { <-slots; calls.Done() }()
+			response := s.carry(ctx, request)
+			wmu.Lock()
+			defer wmu.Unlock()
+			if enc.Encode(response) != nil || w.Flush() != nil {
+				conn.Close()
+			}
+		}()
+	}
+}
+
+// carry carries out a forwarded batch in this instance's rounds, or refuses it whole.
+func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerResponse {
+	response := peerResponse{ID: request.ID}
+	if len(request.Operations) == 0 || len(request.Operations) > maxForwardedOperations {
+		response.Refused = true
+		return response
+	}
+	batch := make([]operation, len(request.Operations))
+	for i, op := range request.Operations {
+		if op.Kind > undeliverOperation {
+			response.Refused = true
+			return response
+		}
+		batch[i] = operation{kind: op.Kind, queueID: op.QueueID, enqueue: op.Enqueue, dequeue: op.Dequeue,
+			receipts: op.Receipts, receipt: op.Receipt, seconds: op.Seconds}
+	}
+	outcomes, errs, err := s.rounds.doAll(ctx, batch)
+	if err != nil { // closed: none of it was taken
+		response.Refused = true
+		return response
+	}
+	response.Outcomes = make([]wireOutcome, len(batch))
+	for i, out := range outcomes {
+		failure := errs[i]
+		if failure == nil {
+			failure = out.failed
+		}
+		if failure != nil && domain.ErrorCode(failure) == domain.CodeInternal {
+			s.peers.log.Error("a forwarded request failed", "error", failure)
+		}
+		response.Outcomes[i] = wireOutcome{Enqueued: out.enqueued, Dequeued: out.dequeued, Removed: out.removed, Held: out.held,
+			Refusal: toWireError(out.err), Failure: toWireError(failure)}
+	}
+	return response
+}
