@@ -76,6 +76,15 @@ type Config struct {
 	// each request's ARNs have the region it is signed for.
 	SQSRegion string
 
+	// PeerAddr, when set, is the address at which this instance takes the rounds that other
+	// instances on its database forward to it while it leads (docs/operations.md).
+	PeerAddr string
+	// PeerAdvertise is the host:port at which the other instances reach PeerAddr; empty,
+	// PeerAddr.
+	PeerAdvertise string
+	// PeerToken authenticates the instances to each other. It is a secret: never log it.
+	PeerToken string
+
 	// Dashboard serves the dashboard's pages at /ui/ beside the API.
 	Dashboard bool
 
@@ -140,6 +149,7 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 			"open connections of the API and the SQS endpoint together; past it, new ones wait to be accepted")
 		b.tokens(&c.APITokens, "api-tokens", "RETSU_API_TOKENS", "comma-separated bearer tokens that API requests must present (none: no authentication)")
 		b.sqs(c)
+		b.peers(c)
 		b.bool(&c.Dashboard, "dashboard", "RETSU_DASHBOARD", true, "serve the dashboard at /ui/")
 		b.bool(&c.Workers, "workers", "RETSU_WORKERS", true, "run the cleaners in this process")
 		b.cleaners(c)
@@ -160,6 +170,9 @@ func ParseServeConfig(args []string, lookupEnv LookupEnv, output io.Writer) (Con
 			c.ReadTimeout, domain.MaxWait, c.RequestTimeout, c.ReadTimeout+domain.MaxWait+c.RequestTimeout)}
 	}
 	if err := checkSQS(c.Config); err != nil {
+		return Config{}, err
+	}
+	if err := checkPeers(c.Config); err != nil {
 		return Config{}, err
 	}
 	return c.Config, nil

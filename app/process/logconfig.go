@@ -41,6 +41,8 @@ func (c Config) LogValue() slog.Value {
 			slog.Int("api_tokens", len(c.APITokens)),
 			slog.Bool("dashboard", c.Dashboard),
 			slog.String("sqs_addr", c.SQSAddr),
+			slog.String("peer_addr", c.PeerAddr),
+			slog.String("peer_advertise", c.PeerAdvertise),
 			slog.Int("sqs_credentials", len(c.SQSCredentials)),
 			slog.String("sqs_region", c.SQSRegion),
 			slog.Bool("workers", c.Workers),

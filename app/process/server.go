@@ -57,6 +57,7 @@ func NewServer(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, er
 	metrics := prometheus.New()
 	if stores.poolStat != nil {
 		metrics.CollectPool(stores.poolStat)
+		metrics.CollectRounds(stores.roundStat)
 	}
 	cache, cacheReady, err := s.openCache(ctx)
 	if err != nil {
@@ -120,6 +121,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		listener.Close()
 		return err
 	}
+	peersFailed, err := s.startPeers()
+	if err != nil {
+		listener.Close()
+		_ = sqs.shutdown(context.Background())
+		return err
+	}
 	server := httpapi.NewServer(s.handler, httpapi.ServerOptions{
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
@@ -141,6 +148,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		return fmt.Errorf("serve: %w", err)
 	case err := <-sqs.failed():
 		return fmt.Errorf("serve the SQS endpoint: %w", err)
+	case err := <-peersFailed:
+		return fmt.Errorf("serve the peers: %w", err)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: waiting for requests in flight", "timeout", s.cfg.ShutdownTimeout)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/retsu/retsu/adapters/memory"
 	"github.com/retsu/retsu/adapters/postgres"
@@ -20,9 +21,13 @@ type stores struct {
 	// ready reports whether PostgreSQL can be reached, for /readyz; nil with the memory
 	// stores.
 	ready func(context.Context) error
-	// poolStat reads the connection pool's statistics, for the metrics; nil with the memory
-	// stores.
-	poolStat func() prometheus.PoolStat
+	// poolStat reads the connection pool's statistics, and roundStat the rounds', for the
+	// metrics; nil with the memory stores.
+	poolStat  func() prometheus.PoolStat
+	roundStat func() prometheus.RoundStat
+	// servePeers serves the rounds that other instances forward, on a listener; nil
+	// without peers.
+	servePeers func(net.Listener) error
 	// closers release what the stores hold, in the reverse order of their opening.
 	closers closers
 }
@@ -36,13 +41,13 @@ func openStores(ctx context.Context, cfg Config, log *slog.Logger) (*stores, err
 		queues := memory.NewQueueStore(memory.QueueStoreOptions{})
 		return &stores{queues: queues, messages: memory.NewMessageStore(memory.MessageStoreOptions{Queues: queues})}, nil
 	case StorePostgres:
-		return openPostgres(ctx, cfg)
+		return openPostgres(ctx, cfg, log)
 	}
 	return nil, &ConfigError{"RETSU_STORE (--store)", fmt.Sprintf("unknown store %q", cfg.Store)}
 }
 
 // openPostgres migrates and connects PostgreSQL.
-func openPostgres(ctx context.Context, cfg Config) (*stores, error) {
+func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*stores, error) {
 	if cfg.Migrate {
 		if err := Migrate(cfg.DatabaseURL, "up", io.Discard); err != nil {
 			return nil, err
@@ -55,10 +60,21 @@ func openPostgres(ctx context.Context, cfg Config) (*stores, error) {
 	if err != nil {
 		return nil, databaseURLError(err)
 	}
-	messages := postgres.NewMessageStore(pool, postgres.MessageStoreOptions{RoundsInFlight: cfg.DBRoundsInFlight})
+	options := postgres.MessageStoreOptions{RoundsInFlight: cfg.DBRoundsInFlight}
+	if cfg.PeerAddr != "" {
+		options.Peers = &postgres.PeerOptions{Advertise: cfg.peerAdvertise(), Token: cfg.PeerToken, Logger: log}
+	}
+	messages := postgres.NewMessageStore(pool, options)
 	s := &stores{
 		queues: postgres.NewQueueStore(pool), messages: messages, ready: pool.Ping,
 		poolStat: func() prometheus.PoolStat { return pool.Stat() },
+		roundStat: func() prometheus.RoundStat {
+			r := messages.RoundStats()
+			return prometheus.RoundStat{Rounds: r.Rounds, Forwarded: r.Forwarded, Leading: r.Leading}
+		},
+	}
+	if cfg.PeerAddr != "" {
+		s.servePeers = messages.ServePeers
 	}
 	// The message store closes before the pool: it answers the requests it holds first.
 	s.closers.add(pool.Close)
