@@ -217,9 +217,15 @@ func (e *chaosEnv) testIdempotentProducers(t *testing.T) {
 // testThreeInstances runs the drain on three instances on one PostgreSQL and Redis, each
 // request going to the next instance in turn, as behind a load balancer, and kills one
 // instance at a time with SIGKILL and starts it again: every promise holds across them.
-func (e *chaosEnv) testThreeInstances(t *testing.T) {
+func (e *chaosEnv) testThreeInstances(t *testing.T) { e.threeInstances(t) }
+
+// testThreeInstancesWithPeers is testThreeInstances with round forwarding: the kills strike
+// the round leader in its turn, with batches of the others in flight.
+func (e *chaosEnv) testThreeInstancesWithPeers(t *testing.T) { e.threeInstances(t, withPeers) }
+
+func (e *chaosEnv) threeInstances(t *testing.T, env ...string) {
 	is := is.New(t)
-	s := e.newScenarioOf(t, 3, true, e.scale.instances)
+	s := e.newScenarioOf(t, 3, true, e.scale.instances, env...)
 	var struck []string
 
 	s.run(t, func(ctx context.Context) error {

@@ -94,6 +94,7 @@ func TestChaos(t *testing.T) {
 	t.Run("Redrive_KilledAndPostgreSQLCrashed_EachMessageInOnePlace", env.testRedrive)
 	t.Run("IdempotentProducers_KilledAndPostgreSQLCrashed_NoDuplicateEnqueue", env.testIdempotentProducers)
 	t.Run("ThreeInstances_OneKilledAtATime_NothingLost", env.testThreeInstances)
+	t.Run("ThreeInstancesForwardingRounds_OneKilledAtATime_NothingLost", env.testThreeInstancesWithPeers)
 	t.Run("Checker_CatchesInjectedFaults_Part2", env.testInjectedFaultsPart2)
 }
 
@@ -155,9 +156,26 @@ func (e *chaosEnv) startServices(t *testing.T, n int, env ...string) (*pgxpool.P
 	for i := range instances {
 		instances[i] = startRetsu(t, e.binary, append([]string{
 			"RETSU_DATABASE_URL=" + url, "RETSU_REDIS_URL=" + redis.URL(), "RETSU_MIGRATE=true", "RETSU_LOG_LEVEL=warn",
-		}, env...)...)
+		}, peerEnv(env)...)...)
 	}
 	return db, redis, instances
+}
+
+// withPeers, in the env of startServices, gives each instance a peer listener of its own and
+// the token they share: the instances forward rounds to their leader.
+const withPeers = "RETSU_PEER_ADDR=(one per instance)"
+
+// peerEnv returns env with withPeers replaced by a free peer address and the token.
+func peerEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, v := range env {
+		if v == withPeers {
+			out = append(out, "RETSU_PEER_ADDR="+freeAddress(), "RETSU_PEER_TOKEN=chaos-peer-token-0123456789")
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // run runs the drain while chaos strikes, and fails the test if either fails or the
