@@ -23,8 +23,11 @@ import (
 // a closed loop of clients, three instances ran 1.3 times the commits per message of one
 // (docs/performance.md). With peers configured, one instance, the round leader, carries the
 // requests of the others while their rounds contend: a follower sends them to the leader,
-// whose coalescer takes them with its own into its next round, and answers each. So the
-// rounds of all the instances are as few and as large as one instance's.
+// whose coalescer takes them with its own into its next round, and answers each. While it
+// carries forwarded batches (one in the last sampleInterval), the leader's slot takes the
+// round lock before it takes its batch, as a contended slot does (gate.go): the batches that
+// arrive during that round trip go with the round. So the rounds of all the instances are
+// about as few and as large as one instance's.
 //
 // Forwarding changes where a round runs, never what it does: the leader's rounds take the
 // slot's round lock as any round does, and any instance may still run rounds of its own. So
@@ -93,6 +96,9 @@ type peers struct {
 	leading atomic.Bool
 	// forwarded counts the batches the leader carried, for tests.
 	forwarded atomic.Int64
+	// carried is when this instance last took a forwarded batch, in nanoseconds since the
+	// Unix epoch.
+	carried atomic.Int64
 
 	mu   sync.Mutex
 	conn *peerConn // to the leader, once dialled; nil after it failed

@@ -63,13 +63,14 @@ type roundGate struct {
 }
 
 // prepareRound is the coalescer's prepare (see the comment at the top of this file): for a
-// contended slot, it opens a transaction on a connection of its own and waits in it for the
-// slot's lock, and returns the undo that rolls it back. For any other slot, or when the
+// contended slot, or any slot of a round leader that carries forwarded batches (forward.go),
+// it opens a transaction on a connection of its own and waits in it for the slot's lock, and
+// returns the undo that rolls it back. For any other slot, or when the
 // database fails it, it does nothing: the round then takes the lock itself, and meets any
 // error of the database as it would have.
 func (s *MessageStore) prepareRound(slot int) (undo func()) {
 	g := &s.gates[slot]
-	if !g.contended() {
+	if !g.contended() && !s.carrying() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)

@@ -178,6 +178,7 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 		batch[i] = operation{kind: op.Kind, queueID: op.QueueID, enqueue: op.Enqueue, dequeue: op.Dequeue,
 			receipts: op.Receipts, receipt: op.Receipt, seconds: op.Seconds}
 	}
+	s.peers.carried.Store(time.Now().UnixNano())
 	outcomes, errs, err := s.rounds.doAll(ctx, batch)
 	if err != nil { // closed: none of it was taken
 		response.Refused = true
@@ -196,4 +197,10 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 			Refusal: toWireError(out.err), Failure: toWireError(failure)}
 	}
 	return response
+}
+
+// carrying reports whether this instance carried a forwarded batch in the last
+// sampleInterval.
+func (s *MessageStore) carrying() bool {
+	return s.peers != nil && time.Now().UnixNano()-s.peers.carried.Load() < int64(sampleInterval)
 }
