@@ -9,7 +9,8 @@
 # which every round takes once), and the buffers each claim of a round read; and the load
 # generator's median dequeue latency, the wait that sets a closed loop's throughput.
 #
-# usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3")
+# usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3 2p 3p": a count with p
+# runs its instances with peer listeners, forwarding rounds to their leader, docs/operations.md)
 # Settings: BENCH_SECONDS (15), BENCH_WARMUP (3), BENCH_PRODUCERS (16), BENCH_CONSUMERS (16),
 # BENCH_BATCH (1: messages per request), BENCH_RATE (enqueues/s of all producers together; 0,
 # the default, as fast as they can: then fewer lifecycles/s spread PostgreSQL's fixed costs over
@@ -23,7 +24,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 eval "$(scripts/services.sh env)"
 source scripts/bench/lib.sh
 
-counts=${1:-1 2 3}
+counts=${1:-1 2 3 2p 3p}
 seconds=${BENCH_SECONDS:-15}
 warmup=${BENCH_WARMUP:-3}
 producers=${BENCH_PRODUCERS:-16}
@@ -34,6 +35,7 @@ wait_seconds=${BENCH_WAIT:-0s}
 db=${BENCH_DB:-retsu_bench_instances}
 redis_url=${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-3}
 port_base=${BENCH_PORT_BASE:-24270}
+peer_port_base=$((port_base + 100))
 url=$(database_url "$db")
 out=.run/bench
 mkdir -p "$out"
@@ -82,22 +84,28 @@ dequeue_p50() {
 hz=$(getconf CLK_TCK)
 printf '%-10s %14s %22s %24s %20s %16s %12s %18s %18s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" \
 	"Retsu CPU ms/lc" "statements/lc" "rounds/lc" "buffers per claim" "dequeue p50 ms"
-for n in $counts; do
+for run in $counts; do
+	n=${run%p}
+	peers=$([ "$n" != "$run" ] && echo 1 || echo 0)
 	recreate_database "$db"
 	.run/bin/retsu migrate up --database-url "$url"
 	psql -qX "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null 2>&1 || true
 	urls=()
 	for ((i = 0; i < n; i++)); do
 		addr=127.0.0.1:$((port_base + i))
+		peer_flags=()
+		if [ "$peers" = 1 ]; then
+			peer_flags=(--peer-addr "127.0.0.1:$((peer_port_base + i))" --peer-token bench-peer-token-0123456789)
+		fi
 		.run/bin/retsu serve --addr "$addr" --database-url "$url" --redis-url "$redis_url" --migrate=false \
-			--workers=false --log-level warn 2>"$out/instances-$n-$i.log" &
+			--workers=false --log-level warn "${peer_flags[@]}" 2>"$out/instances-$run-$i.log" &
 		servers+=($!)
 		wait_for_listener "$addr"
 		urls+=("http://$addr")
 	done
 	list=$(IFS=,; echo "${urls[*]}")
-	.run/bin/retsu-bench run -url "$list" -name "instances-$n" -producers "$producers" -consumers "$consumers" \
-		-batch "$batch" -rate "$rate_limit" -wait "$wait_seconds" -warmup "${warmup}s" -duration "${seconds}s" -out "$out/instances-$n.json" >"$out/instances-$n.txt" 2>&1 &
+	.run/bin/retsu-bench run -url "$list" -name "instances-$run" -producers "$producers" -consumers "$consumers" \
+		-batch "$batch" -rate "$rate_limit" -wait "$wait_seconds" -warmup "${warmup}s" -duration "${seconds}s" -out "$out/instances-$run.json" >"$out/instances-$run.txt" 2>&1 &
 	loadgen=$!
 	# Measure over the middle of the measurement: after the warm-up, for most of it.
 	sleep $((warmup + 1))
@@ -109,9 +117,9 @@ for n in $counts; do
 	read -r calls rounds claim_buffers <<<"$(statements)"
 	wait "$loadgen"
 	stop_servers
-	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$n.json")
-	p50=$(dequeue_p50 "$out/instances-$n.json")
-	awk -v n="$n" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$run.json")
+	p50=$(dequeue_p50 "$out/instances-$run.json")
+	awk -v n="$run" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
 		-v calls="${calls:--}" -v rounds="${rounds:--}" -v claim="${claim_buffers:--}" -v p50="${p50:--}" 'BEGIN {
 		lifecycles = rate * (t1 - t0)
 		per = calls == "-" ? "-" : sprintf("%.3f", calls / lifecycles)
