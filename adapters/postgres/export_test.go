@@ -180,3 +180,6 @@ const LockRoundSlot = lockRoundSlot
 
 // AdvisoryLockClass is the class of the round slots' locks.
 const AdvisoryLockClass = advisoryLockClass
+
+// WireVersion is the wire format's version that peer connections open with.
+var WireVersion = wireVersion

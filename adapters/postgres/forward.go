@@ -3,15 +3,21 @@ package postgres
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding"
 	"encoding/gob"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/retsu/retsu/domain"
@@ -69,19 +75,26 @@ const (
 	// forwardsInFlight is how many batches a follower may have forwarded at once: its
 	// requests wait for the leader's round, not for the answer to its previous batch.
 	forwardsInFlight = 2
-	// peerDialTimeout bounds the connection to the leader and its handshake: a leader that
-	// cannot be reached in that time is avoided until its lease is read again.
+	// peerDialTimeout bounds the connection to the leader and its handshake.
 	peerDialTimeout = time.Second
+	// avoidLeader is how long a follower runs its rounds itself after the leader could not
+	// be reached or failed a batch, whatever the lease says meanwhile: a leader whose address
+	// does not answer costs one batch a peerDialTimeout per avoidLeader at most.
+	avoidLeader = 5 * time.Second
 	// maxForwardedOperations bounds the requests of one forwarded batch.
 	maxForwardedOperations = 2 * maxRound
-	// peerProtocol opens a connection to a peer listener, with the version of the wire
-	// format: instances that forward differently refuse each other, and their rounds run
+	// peerProtocol opens a connection to a peer listener, followed by wireVersion and the
+	// token: instances that forward differently refuse each other, and their rounds run
 	// where they arrive.
 	peerProtocol = "RETSU-PEER/1"
 )
 
 // errNotForwarded says that the leader certainly took none of a batch: it runs here.
-var errNotForwarded = errors.New("postgres: not forwarded")
+// errNotSent says that a batch was not written to the connection, which had failed before.
+var (
+	errNotForwarded = errors.New("postgres: not forwarded")
+	errNotSent      = errors.New("postgres: not sent to the round leader")
+)
 
 // peers is the forwarding of a MessageStore: the lease, and the connection to the leader.
 type peers struct {
@@ -90,8 +103,12 @@ type peers struct {
 	log   *slog.Logger
 	pool  *pgxpool.Pool
 	// leader is the address of the leader to forward to: "" when this instance leads, none
-	// is known, or the one known failed since the lease was last read.
+	// is known, or the one known is avoided.
 	leader atomic.Pointer[string]
+	// avoided is the address of the leader that last failed, and avoidedUntil (nanoseconds
+	// since the Unix epoch) the end of its avoidance; guarded by mu.
+	avoided      string
+	avoidedUntil int64
 	// leading says whether this instance held the lease when it last read it.
 	leading atomic.Bool
 	// forwarded counts the batches the leader carried, for tests.
@@ -139,7 +156,7 @@ func (p *peers) renew(ctx context.Context) {
 			last = leader
 		}
 		p.leading.Store(leader == p.self)
-		if leader == p.self {
+		if leader == p.self || p.avoiding(leader) {
 			leader = ""
 		}
 		p.leader.Store(&leader)
@@ -148,6 +165,7 @@ func (p *peers) renew(ctx context.Context) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			_, _ = p.pool.Exec(ctx, releaseRoundLeader, p.self)
 			cancel()
+			p.leading.Store(false)
 			return
 		case <-ticker.C:
 		}
@@ -161,6 +179,9 @@ func (p *peers) claim(ctx context.Context) string {
 	defer cancel()
 	var leader string
 	if err := p.pool.QueryRow(ctx, claimRoundLeader, p.self, leaseLifetime.Seconds()).Scan(&leader); err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
+			p.log.Warn("could not read the round leader's lease: rounds run here", "error", err)
+		}
 		return ""
 	}
 	return leader
@@ -169,12 +190,22 @@ func (p *peers) claim(ctx context.Context) string {
 // leaderKnown reports whether there is a leader to forward to.
 func (p *peers) leaderKnown() bool { return *p.leader.Load() != "" }
 
-// avoid forgets leader until the lease is read again.
+// avoid forgets leader for avoidLeader.
 func (p *peers) avoid(leader string) {
+	p.mu.Lock()
+	p.avoided, p.avoidedUntil = leader, time.Now().Add(avoidLeader).UnixNano()
+	p.mu.Unlock()
 	none := ""
 	if known := p.leader.Load(); *known == leader {
 		p.leader.CompareAndSwap(known, &none)
 	}
+}
+
+// avoiding reports whether leader is avoided still.
+func (p *peers) avoiding(leader string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return leader == p.avoided && time.Now().UnixNano() < p.avoidedUntil
 }
 
 // close stops renewing the lease and gives it up, and closes the connection to the leader.
@@ -223,6 +254,9 @@ type wireError struct {
 type peerRequest struct {
 	ID         uint64
 	Operations []wireOperation
+	// Timeout is how long the follower waits for the answer from the moment it sent the
+	// batch: the leader withdraws the requests that have not left by then.
+	Timeout time.Duration
 }
 
 type peerResponse struct {
@@ -254,6 +288,9 @@ func (s *MessageStore) runForwarded(ctx context.Context, _ int, batch []operatio
 	if !errors.Is(err, errNotForwarded) {
 		return err
 	}
+	// A round's time of its own: the forward's may be spent on a connection that failed.
+	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)
+	defer cancel()
 	answers, errs, err := s.rounds.doAll(ctx, batch)
 	if err != nil {
 		return err
@@ -289,6 +326,9 @@ func (p *peers) forward(ctx context.Context, batch []operation, outcomes []outco
 	}
 	response, err := conn.call(ctx, wire)
 	switch {
+	case errors.Is(err, errNotSent):
+		p.avoid(leader)
+		return errNotForwarded
 	case err != nil:
 		p.avoid(leader)
 		p.log.Warn("forwarded batch got no answer", "leader", leader, "error", err)
@@ -316,7 +356,7 @@ func (p *peers) connect(ctx context.Context, leader string) (*peerConn, error) {
 		if c.address == leader && c.healthy() {
 			return c, nil
 		}
-		c.fail(errors.New("the leader changed"))
+		go c.retire()
 		p.conn = nil
 	}
 	c, err := dialPeer(ctx, leader, p.token)
@@ -354,11 +394,11 @@ func dialPeer(ctx context.Context, address, token string) (*peerConn, error) {
 	deadline, _ := ctx.Deadline()
 	_ = nc.SetDeadline(deadline)
 	r := bufio.NewReader(nc)
-	if _, err := fmt.Fprintf(nc, "%s %s\n", peerProtocol, token); err != nil {
+	if _, err := fmt.Fprintf(nc, "%s %s %s\n", peerProtocol, wireVersion, token); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	welcome, err := r.ReadString('\n')
+	welcome, err := bufio.NewReaderSize(io.LimitReader(r, 16), 16).ReadString('\n')
 	if err != nil || welcome != "OK\n" {
 		nc.Close()
 		if err == nil {
@@ -379,15 +419,22 @@ func (c *peerConn) call(ctx context.Context, operations []wireOperation) (peerRe
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		return peerResponse{}, c.err
+		return peerResponse{}, fmt.Errorf("%w: %w", errNotSent, c.err)
 	}
 	c.next++
 	id := c.next
 	c.pending[id] = answer
 	c.mu.Unlock()
 
+	request := peerRequest{ID: id, Operations: operations}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(roundTimeout)
+	}
+	request.Timeout = time.Until(deadline)
 	c.wmu.Lock()
-	err := c.enc.Encode(peerRequest{ID: id, Operations: operations})
+	_ = c.conn.SetWriteDeadline(deadline) // a leader that stopped reading must not hold the writer
+	err := c.enc.Encode(request)
 	if err == nil {
 		err = c.w.Flush()
 	}
@@ -405,9 +452,9 @@ func (c *peerConn) call(ctx context.Context, operations []wireOperation) (peerRe
 		}
 		return response, nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
+		// A leader that does not answer in a round's time is not to be waited for again: the
+		// connection goes, and the next batch dials anew, or runs here while it is avoided.
+		c.fail(ctx.Err())
 		return peerResponse{}, ctx.Err()
 	}
 }
@@ -430,6 +477,20 @@ func (c *peerConn) read(dec *gob.Decoder) {
 	}
 }
 
+// retire closes the connection once the calls in flight on it are answered, or after a
+// round's time: the leader changed, and its batches on the way are its to answer.
+func (c *peerConn) retire() {
+	for deadline := time.Now().Add(roundTimeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		idle := len(c.pending) == 0 || c.err != nil
+		c.mu.Unlock()
+		if idle {
+			break
+		}
+	}
+	c.fail(errors.New("retired: the leader changed"))
+}
+
 // healthy reports whether the connection has not failed.
 func (c *peerConn) healthy() bool {
 	c.mu.Lock()
@@ -450,4 +511,45 @@ func (c *peerConn) fail(err error) {
 		close(answer)
 		delete(c.pending, id)
 	}
+}
+
+// wireVersion names the wire format in the handshake: a hash of the types that cross
+// (their fields' names and types, down to those that encode themselves) and of the
+// operations' numbers, so that instances whose builds encode a batch differently refuse each
+// other, and their rounds run where they arrive, instead of reading each other's batches
+// wrong.
+var wireVersion = wireFingerprint(reflect.TypeFor[peerRequest](), reflect.TypeFor[peerResponse]())
+
+func wireFingerprint(types ...reflect.Type) string {
+	h := sha256.New()
+	seen := map[reflect.Type]bool{}
+	encodesItself := func(t reflect.Type) bool {
+		return t.Implements(reflect.TypeFor[gob.GobEncoder]()) || t.Implements(reflect.TypeFor[encoding.BinaryMarshaler]())
+	}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		fmt.Fprintf(h, "%s/%s;", t.String(), t.Kind())
+		if seen[t] || encodesItself(t) {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Struct:
+			for i := range t.NumField() {
+				fmt.Fprintf(h, "%s ", t.Field(i).Name)
+				walk(t.Field(i).Type)
+			}
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		}
+	}
+	for _, t := range types {
+		walk(t)
+	}
+	fmt.Fprintf(h, "enqueue=%d dequeue=%d acknowledge=%d extend=%d release=%d undeliver=%d", enqueueOperation, dequeueOperation,
+		acknowledgeOperation, extendOperation, releaseOperation, undeliverOperation)
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

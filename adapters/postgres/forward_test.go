@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -282,4 +283,32 @@ func TestForwarding_LeaderDiesWithTheBatch_FailsUnavailable(t *testing.T) {
 	is.Equal(domain.ErrorCode(err), domain.CodeUnavailable) // unknown outcome: service_unavailable
 	is.Equal(postgres.RoundsRun(follower.store), int64(0))  // not run here as well
 	is.True(!postgres.KnowsLeader(follower.store))          // and that leader is avoided
+}
+
+// A peer connection opens with the protocol, the wire format's version and the token; the
+// leader answers OK only when all three are its own.
+func TestServePeers_Handshake_RefusesAnotherVersionOrToken(t *testing.T) {
+	t.Parallel()
+	s := newIsolated(t)
+	leader := newPeer(t, s.pool, peerToken)
+	for line, want := range map[string]string{
+		"RETSU-PEER/1 " + postgres.WireVersion + " " + peerToken:  "OK\n",
+		"RETSU-PEER/1 0123456789abcdef " + peerToken:              "REFUSED\n", // another build's format
+		"RETSU-PEER/1 " + postgres.WireVersion + " another-token": "REFUSED\n",
+		"RETSU-PEER/2 " + postgres.WireVersion + " " + peerToken:  "REFUSED\n",
+		"GET / HTTP/1.1": "REFUSED\n",
+	} {
+		t.Run(line[:min(len(line), 24)], func(t *testing.T) {
+			is := is.New(t)
+			conn, err := net.DialTimeout("tcp", leader.address, time.Second)
+			is.NoErr(err)
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			_, err = conn.Write([]byte(line + "\n"))
+			is.NoErr(err)
+			answer, err := bufio.NewReader(conn).ReadString('\n')
+			is.NoErr(err)
+			is.Equal(answer, want)
+		})
+	}
 }

@@ -27,10 +27,16 @@ const (
 	peerHandshakeTimeout = 5 * time.Second
 	// maxPeerHandshake bounds the opening line: the protocol, a space and the token.
 	maxPeerHandshake = 1024
+	// maxPeerConns bounds the connections open at once, those still in their handshake
+	// included: one per follower is what instances use.
+	maxPeerConns = 256
 	// peerCallsPerConn bounds the batches of one connection carried at once; a connection's
 	// further requests wait to be read.
 	peerCallsPerConn = 4 * forwardsInFlight
 )
+
+// forwardMargin is taken off a forwarded batch's timeout for the answer's way back.
+const forwardMargin = 100 * time.Millisecond
 
 // peerServer is what ServePeers holds while it serves.
 type peerServer struct {
@@ -71,18 +77,24 @@ func (s *MessageStore) ServePeers(listener net.Listener) error {
 			if closed {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("postgres: accept peers: %w", err)
 			}
-			return fmt.Errorf("postgres: accept peers: %w", err)
+			// Out of descriptors, say: net/http's backoff, so that the instance serves on.
+			s.peers.log.Warn("accepting a peer connection failed", "error", err)
+			time.Sleep(100 * time.Millisecond)
+			continue
 		}
 		srv.mu.Lock()
 		if srv.closed {
 			srv.mu.Unlock()
 			conn.Close()
 			return nil
+		}
+		if len(srv.conns) >= maxPeerConns {
+			srv.mu.Unlock()
+			conn.Close()
+			continue
 		}
 		srv.conns[conn] = struct{}{}
 		srv.serving.Add(1)
@@ -98,16 +110,19 @@ func (s *MessageStore) ServePeers(listener net.Listener) error {
 	}
 }
 
-// close stops accepting and closes every connection, and waits until their goroutines
-// returned. The store's rounds are closed by then: each batch was answered or refused.
+// close stops accepting and reading, and waits until every connection's batches were
+// answered and it was closed. The store's rounds are closed by then: each batch taken was
+// answered or refused.
 func (srv *peerServer) close() {
 	srv.mu.Lock()
 	srv.closed = true
 	if srv.listener != nil {
 		srv.listener.Close()
 	}
+	// Each connection stops reading, so that its goroutine returns once the batches it took
+	// are answered, and then closes it.
 	for conn := range srv.conns {
-		conn.Close()
+		_ = conn.SetReadDeadline(time.Now())
 	}
 	srv.mu.Unlock()
 	srv.serving.Wait()
@@ -119,10 +134,16 @@ func (s *MessageStore) servePeer(conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Now().Add(peerHandshakeTimeout))
 	r := bufio.NewReaderSize(io.LimitReader(conn, maxPeerHandshake), maxPeerHandshake)
 	line, err := r.ReadString('\n')
-	protocol, token, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-	if err != nil || protocol != peerProtocol ||
-		subtle.ConstantTimeCompare([]byte(token), []byte(s.peers.token)) != 1 {
-		s.peers.log.Warn("refused a peer connection: wrong protocol or token", "remote", conn.RemoteAddr().String())
+	fields := strings.SplitN(strings.TrimSuffix(line, "\n"), " ", 3)
+	if err != nil || len(fields) != 3 || fields[0] != peerProtocol ||
+		subtle.ConstantTimeCompare([]byte(fields[2]), []byte(s.peers.token)) != 1 {
+		s.peers.log.Warn("refused a peer connection: not a peer, or another token", "remote", conn.RemoteAddr().String())
+		_, _ = io.WriteString(conn, "REFUSED\n")
+		return
+	}
+	if fields[1] != wireVersion {
+		s.peers.log.Warn("refused a peer connection: another build's wire format; its rounds run where they arrive",
+			"remote", conn.RemoteAddr().String(), "version", fields[1], "ours", wireVersion)
 		_, _ = io.WriteString(conn, "REFUSED\n")
 		return
 	}
@@ -134,13 +155,15 @@ func (s *MessageStore) servePeer(conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	// Cancelled (before the wait above) when the connection ends: the requests of its
+	// batches that have not left are withdrawn, their follower gone.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := bufio.NewWriter(conn)
 	enc := gob.NewEncoder(w)
 	var wmu sync.Mutex
-	var calls sync.WaitGroup
-	defer calls.Wait()
 	slots := make(chan struct{}, peerCallsPerConn)
 	dec := gob.NewDecoder(bufio.NewReader(conn))
 	for {
@@ -165,6 +188,10 @@ func (s *MessageStore) servePeer(conn net.Conn) {
 // carry carries out a forwarded batch in this instance's rounds, or refuses it whole.
 func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerResponse {
 	response := peerResponse{ID: request.ID}
+	// The requests that have not left when the follower stops waiting are withdrawn: it
+	// answers them service_unavailable, and they must not be done after that.
+	ctx, cancel := context.WithTimeout(ctx, min(max(request.Timeout-forwardMargin, 0), roundTimeout))
+	defer cancel()
 	if len(request.Operations) == 0 || len(request.Operations) > maxForwardedOperations {
 		response.Refused = true
 		return response
@@ -190,6 +217,9 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 		if failure == nil {
 			failure = out.failed
 		}
+		if errors.Is(failure, context.DeadlineExceeded) || errors.Is(failure, context.Canceled) {
+			failure = domain.Unavailable(failure) // withdrawn before its round left: nothing done
+		}
 		if failure != nil && domain.ErrorCode(failure) == domain.CodeInternal {
 			s.peers.log.Error("a forwarded request failed", "error", failure)
 		}
@@ -202,5 +232,5 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 // carrying reports whether this instance carried a forwarded batch in the last
 // sampleInterval.
 func (s *MessageStore) carrying() bool {
-	return s.peers != nil && time.Now().UnixNano()-s.peers.carried.Load() < int64(sampleInterval)
+	return s.peers != nil && time.Now().UnixNano()-s.peers.carried.Load() < int64(s.sampleInterval)
 }

@@ -716,7 +716,7 @@ WITH claimed AS (
     RETURNING address)
 SELECT address FROM claimed
 UNION ALL
-SELECT address FROM round_leader WHERE NOT EXISTS (SELECT FROM claimed)`
+SELECT address FROM round_leader WHERE NOT EXISTS (SELECT FROM claimed) AND expires_at > clock_timestamp()`
 
 // releaseRoundLeader gives up the round leader's lease of instance $1, if it holds it.
 const releaseRoundLeader = `DELETE FROM round_leader WHERE address = $1`

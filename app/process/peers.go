@@ -19,9 +19,13 @@ func (b *binder) peers(c *Config) {
 		fmt.Sprintf("secret that every instance of the deployment shares, at least %d characters, required with --peer-addr", minTokenLength), parsePeerToken)
 }
 
+// maxPeerTokenLength bounds the peer token, which goes in the opening line of each peer
+// connection.
+const maxPeerTokenLength = 256
+
 func parsePeerToken(s string) (string, error) {
-	if len(s) < minTokenLength || strings.ContainsAny(s, " \t\r\n,") {
-		return "", fmt.Errorf("must be at least %d characters without spaces or commas", minTokenLength)
+	if len(s) < minTokenLength || len(s) > maxPeerTokenLength || strings.ContainsAny(s, " \t\r\n,") {
+		return "", fmt.Errorf("must be %d to %d characters without spaces or commas", minTokenLength, maxPeerTokenLength)
 	}
 	return s, nil
 }
@@ -49,8 +53,8 @@ func checkPeers(c Config) error {
 	if c.PeerToken == "" {
 		return &ConfigError{"RETSU_PEER_TOKEN (--peer-token)", "is required with RETSU_PEER_ADDR"}
 	}
-	if _, _, err := net.SplitHostPort(c.PeerAddr); err != nil {
-		return &ConfigError{"RETSU_PEER_ADDR (--peer-addr)", "must be host:port or :port"}
+	if _, port, err := net.SplitHostPort(c.PeerAddr); err != nil || port == "" || port == "0" {
+		return &ConfigError{"RETSU_PEER_ADDR (--peer-addr)", "must be host:port or :port, with a port the other instances can be told"}
 	}
 	host, port, err := net.SplitHostPort(c.peerAdvertise())
 	if ip := net.ParseIP(host); err != nil || host == "" || port == "" || port == "0" || (ip != nil && ip.IsUnspecified()) {

@@ -54,6 +54,10 @@ func TestParseServeConfig_Peers_SettingsThatCannotWork_NameTheirVariable(t *test
 			"RETSU_PEER_ADVERTISE (--peer-advertise)"},
 		"no port": {[]string{"--peer-addr", "10.0.0.5"}, merge(withDatabase, "RETSU_PEER_TOKEN", peerToken),
 			"RETSU_PEER_ADDR (--peer-addr)"},
+		"port 0": {[]string{"--peer-addr", ":0", "--peer-advertise", "10.0.0.5:2425"}, merge(withDatabase, "RETSU_PEER_TOKEN", peerToken),
+			"RETSU_PEER_ADDR (--peer-addr)"},
+		"a token too long for the handshake": {[]string{"--peer-addr", "10.0.0.5:2425"},
+			merge(withDatabase, "RETSU_PEER_TOKEN", strings.Repeat("t", 257)), "RETSU_PEER_TOKEN"},
 		"the memory store": {[]string{"--store", "memory", "--peer-addr", "10.0.0.5:2425"}, map[string]string{"RETSU_PEER_TOKEN": peerToken},
 			"RETSU_PEER_ADDR (--peer-addr)"},
 	} {
