@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/matryer/is"
 
@@ -159,12 +158,7 @@ func TestForwarding_LeaderUnreachable_RoundRunsHere(t *testing.T) {
 	is.NoErr(err)
 	address := closed.Addr().String()
 	closed.Close()
-	_, err = s.pool.Exec(context.Background(),
-		"INSERT INTO round_leader (address, expires_at) VALUES ($1, clock_timestamp() + interval '1 hour')", address)
-	is.NoErr(err)
-	follower := newPeer(t, s.pool, peerToken)
-	awaitCondition(t, "the follower knows the leader", func() bool { return postgres.KnowsLeader(follower.store) })
-	postgres.ForwardAlways(follower.store)
+	follower := followerOf(t, s, address)
 	queueID := newQueueOn(t, s.pool)
 
 	_, err = follower.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: queueID, Max: 1})
@@ -172,7 +166,7 @@ func TestForwarding_LeaderUnreachable_RoundRunsHere(t *testing.T) {
 	is.NoErr(err)                                          // answered
 	is.Equal(postgres.Forwarded(follower.store), int64(0)) // not by the leader
 	is.Equal(postgres.RoundsRun(follower.store), int64(1)) // by a round here
-	is.True(!postgres.KnowsLeader(follower.store))         // which it avoids until the lease is read again
+	is.True(!postgres.KnowsLeader(follower.store))         // which it avoids for a while
 }
 
 // A follower with another token is refused before it sends anything, and runs its rounds
@@ -222,31 +216,11 @@ func newQueueOn(t *testing.T, p *pgxpool.Pool) domain.ID {
 	return id
 }
 
-// holdRoundLock holds round slot 0's lock for d, as another instance's round would, in a
-// transaction on a connection of its own, and returns once it is held; done is closed when
-// it is released.
+// holdRoundLock holds round slot 0's lock for d, as another instance's round would, and
+// returns once it is held; done is closed when it is released.
 func (s *isolated) holdRoundLock(t *testing.T, d time.Duration) (done chan struct{}) {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, s.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, postgres.LockRoundSlot, postgres.AdvisoryLockClass, int32(0)); err != nil {
-		t.Fatal(err)
-	}
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(d)
-		_ = tx.Commit(ctx)
-	}()
-	return done
+	return s.holdFor(t, d, postgres.LockRoundSlot, postgres.AdvisoryLockClass, int32(0))
 }
 
 // A leader that dies with a batch, after it may have carried it out, leaves its outcome
@@ -270,12 +244,7 @@ func TestForwarding_LeaderDiesWithTheBatch_FailsUnavailable(t *testing.T) {
 		_, _ = conn.Read(buf)
 		conn.Close()
 	}()
-	_, err = s.pool.Exec(context.Background(),
-		"INSERT INTO round_leader (address, expires_at) VALUES ($1, clock_timestamp() + interval '1 hour')", fake.Addr().String())
-	is.NoErr(err)
-	follower := newPeer(t, s.pool, peerToken)
-	awaitCondition(t, "the follower knows the leader", func() bool { return postgres.KnowsLeader(follower.store) })
-	postgres.ForwardAlways(follower.store)
+	follower := followerOf(t, s, fake.Addr().String())
 	queueID := newQueueOn(t, s.pool)
 
 	_, err = follower.store.Dequeue(context.Background(), ports.DequeueParams{QueueID: queueID, Max: 1})
@@ -311,4 +280,19 @@ func TestServePeers_Handshake_RefusesAnotherVersionOrToken(t *testing.T) {
 			is.Equal(answer, want)
 		})
 	}
+}
+
+// followerOf starts an instance that forwards every request to the leader at address, which
+// the lease names for an hour.
+func followerOf(t *testing.T, s *isolated, address string) *peerInstance {
+	t.Helper()
+	_, err := s.pool.Exec(context.Background(),
+		"INSERT INTO round_leader (address, expires_at) VALUES ($1, clock_timestamp() + interval '1 hour')", address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := newPeer(t, s.pool, peerToken)
+	awaitCondition(t, "the follower knows the leader", func() bool { return postgres.KnowsLeader(follower.store) })
+	postgres.ForwardAlways(follower.store)
+	return follower
 }

@@ -170,6 +170,13 @@ func TestClaim_ExhaustedBacklog_DoesNotHoldBackADeliverableMessage(t *testing.T)
 // done is closed when it is released.
 func (s *isolated) holdLock(t *testing.T, d time.Duration) (done chan struct{}) {
 	t.Helper()
+	return s.holdFor(t, d, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+}
+
+// holdFor runs statement in a transaction on a connection of its own, and commits it d after
+// it returned; done is closed then.
+func (s *isolated) holdFor(t *testing.T, d time.Duration, statement string, arguments ...any) (done chan struct{}) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.url)
 	if err != nil {
@@ -180,7 +187,7 @@ func (s *isolated) holdLock(t *testing.T, d time.Duration) (done chan struct{}) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.Exec(ctx, statement, arguments...); err != nil {
 		t.Fatal(err)
 	}
 	done = make(chan struct{})
