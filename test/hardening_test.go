@@ -23,6 +23,13 @@ import (
 // is let go.
 func lockMessages(t *testing.T, url string, d time.Duration) (released chan struct{}) {
 	t.Helper()
+	return holdFor(t, url, d, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+}
+
+// holdFor runs statement in a transaction on a connection of its own to url, and commits it
+// d after it returned; released is closed then.
+func holdFor(t *testing.T, url string, d time.Duration, statement string) (released chan struct{}) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -33,7 +40,7 @@ func lockMessages(t *testing.T, url string, d time.Duration) (released chan stru
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "LOCK TABLE messages IN ACCESS EXCLUSIVE MODE"); err != nil {
+	if _, err := tx.Exec(ctx, statement); err != nil {
 		t.Fatal(err)
 	}
 	released = make(chan struct{})

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"sync"
@@ -60,7 +59,7 @@ func TestPeers_TwoInstances_LeaderKilled_TheOtherLeadsAndServes(t *testing.T) {
 	// Producers and consumers on both instances at once, their rounds contending from the
 	// start (the round lock held as another instance's round would), so that the second
 	// forwards to the first: every message is delivered and acknowledged once.
-	held := holdRoundLock(t, pool, 300*time.Millisecond)
+	held := holdRoundLock(t, url, 300*time.Millisecond)
 	const perProducer = 40
 	var wg sync.WaitGroup
 	acknowledged := make(chan string, 4*perProducer)
@@ -109,23 +108,10 @@ func TestPeers_TwoInstances_LeaderKilled_TheOtherLeadsAndServes(t *testing.T) {
 	is.Equal(c.acknowledge(q.ID, m), http.StatusNoContent)
 }
 
-// holdRoundLock holds the lock of round slot 0 for d, as another instance's round would
-// (adapters/postgres/queries.go, lockRoundSlot), in a transaction of its own, and returns
-// once it is held; done is closed when it is released.
-func holdRoundLock(t *testing.T, pool *pgxpool.Pool, d time.Duration) (done chan struct{}) {
+// holdRoundLock holds the lock of round slot 0 of the schema of url for d, as another
+// instance's round would (adapters/postgres/queries.go, lockRoundSlot), and returns once it
+// is held; done is closed when it is released.
+func holdRoundLock(t *testing.T, url string, d time.Duration) (done chan struct{}) {
 	t.Helper()
-	tx, err := pool.Begin(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(t.Context(), "SELECT pg_advisory_xact_lock(x'72657473'::int4, hashtext(current_schema() || '/0'))"); err != nil {
-		t.Fatal(err)
-	}
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(d)
-		_ = tx.Commit(context.Background())
-	}()
-	return done
+	return holdFor(t, url, d, "SELECT pg_advisory_xact_lock(x'72657473'::int4, hashtext(current_schema() || '/0'))")
 }

@@ -182,4 +182,4 @@ const LockRoundSlot = lockRoundSlot
 const AdvisoryLockClass = advisoryLockClass
 
 // WireVersion is the wire format's version that peer connections open with.
-var WireVersion = wireVersion
+var WireVersion = wireVersion()

@@ -111,7 +111,7 @@ type peers struct {
 	avoidedUntil int64
 	// leading says whether this instance held the lease when it last read it.
 	leading atomic.Bool
-	// forwarded counts the batches the leader carried, for tests.
+	// forwarded counts the batches the leader carried, for the metrics and the tests.
 	forwarded atomic.Int64
 	// carried is when this instance last took a forwarded batch, in nanoseconds since the
 	// Unix epoch.
@@ -267,6 +267,29 @@ type peerResponse struct {
 	Outcomes []wireOutcome
 }
 
+// The conversions between operations and outcomes and their wire forms, each in one place.
+
+func toWireOperation(op operation) wireOperation {
+	return wireOperation{Kind: op.kind, QueueID: op.queueID, Enqueue: op.enqueue, Dequeue: op.dequeue,
+		Receipts: op.receipts, Receipt: op.receipt, Seconds: op.seconds}
+}
+
+func (w wireOperation) operation() operation {
+	return operation{kind: w.Kind, queueID: w.QueueID, enqueue: w.Enqueue, dequeue: w.Dequeue,
+		receipts: w.Receipts, receipt: w.Receipt, seconds: w.Seconds}
+}
+
+// toWireOutcome is out, and failure the error of the round that carried it.
+func toWireOutcome(out outcome, failure error) wireOutcome {
+	return wireOutcome{Enqueued: out.enqueued, Dequeued: out.dequeued, Removed: out.removed, Held: out.held,
+		Refusal: toWireError(out.err), Failure: toWireError(failure)}
+}
+
+func (w wireOutcome) outcome() outcome {
+	return outcome{enqueued: w.Enqueued, dequeued: w.Dequeued, removed: w.Removed, held: w.Held,
+		err: w.Refusal.err(), failed: w.Failure.err()}
+}
+
 func toWireError(err error) *wireError {
 	if err == nil {
 		return nil
@@ -321,8 +344,7 @@ func (p *peers) forward(ctx context.Context, batch []operation, outcomes []outco
 	}
 	wire := make([]wireOperation, len(batch))
 	for i, op := range batch {
-		wire[i] = wireOperation{Kind: op.kind, QueueID: op.queueID, Enqueue: op.enqueue, Dequeue: op.dequeue,
-			Receipts: op.receipts, Receipt: op.receipt, Seconds: op.seconds}
+		wire[i] = toWireOperation(op)
 	}
 	response, err := conn.call(ctx, wire)
 	switch {
@@ -341,8 +363,7 @@ func (p *peers) forward(ctx context.Context, batch []operation, outcomes []outco
 		return domain.Unavailable(fmt.Errorf("postgres: forward round: %d answers to %d requests", len(response.Outcomes), len(batch)))
 	}
 	for i, a := range response.Outcomes {
-		outcomes[i] = outcome{enqueued: a.Enqueued, dequeued: a.Dequeued, removed: a.Removed, held: a.Held,
-			err: a.Refusal.err(), failed: a.Failure.err()}
+		outcomes[i] = a.outcome()
 	}
 	p.forwarded.Add(1)
 	return nil
@@ -394,7 +415,7 @@ func dialPeer(ctx context.Context, address, token string) (*peerConn, error) {
 	deadline, _ := ctx.Deadline()
 	_ = nc.SetDeadline(deadline)
 	r := bufio.NewReader(nc)
-	if _, err := fmt.Fprintf(nc, "%s %s %s\n", peerProtocol, wireVersion, token); err != nil {
+	if _, err := fmt.Fprintf(nc, "%s %s %s\n", peerProtocol, wireVersion(), token); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -518,7 +539,10 @@ func (c *peerConn) fail(err error) {
 // operations' numbers, so that instances whose builds encode a batch differently refuse each
 // other, and their rounds run where they arrive, instead of reading each other's batches
 // wrong.
-var wireVersion = wireFingerprint(reflect.TypeFor[peerRequest](), reflect.TypeFor[peerResponse]())
+// It is worked out at the first peer connection, not at every process's start.
+var wireVersion = sync.OnceValue(func() string {
+	return wireFingerprint(reflect.TypeFor[peerRequest](), reflect.TypeFor[peerResponse]())
+})
 
 func wireFingerprint(types ...reflect.Type) string {
 	h := sha256.New()

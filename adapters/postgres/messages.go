@@ -39,13 +39,13 @@ type MessageStore struct {
 	// peers is the round forwarding (forward.go), and forwards its coalescer, which
 	// batches the requests forwarded to the round leader; nil without peers. contended says
 	// whether the last round's slot was contended, which sends requests to forwards while a
-	// leader is known; sampled counts them, one in sampleEvery going to a round here.
+	// leader is known, but for one per sampleInterval, which goes to a round here.
 	peers     *peers
 	forwards  *coalescer[operation, outcome]
 	contended atomic.Bool
 	sampled   atomic.Int64 // the last sample's time, in nanoseconds since the Unix epoch
-	// sampleInterval is sampleInterval, and forwardAlways forwards every request while a
-	// leader is known, contended or not; tests change them.
+	// sampleInterval is the constant of that name, and forwardAlways forwards every request
+	// while a leader is known, contended or not; tests change them.
 	sampleInterval time.Duration
 	forwardAlways  bool
 	// roundsRun counts the rounds run, for the tests and the metrics.

@@ -141,9 +141,9 @@ func (s *MessageStore) servePeer(conn net.Conn) {
 		_, _ = io.WriteString(conn, "REFUSED\n")
 		return
 	}
-	if fields[1] != wireVersion {
+	if fields[1] != wireVersion() {
 		s.peers.log.Warn("refused a peer connection: another build's wire format; its rounds run where they arrive",
-			"remote", conn.RemoteAddr().String(), "version", fields[1], "ours", wireVersion)
+			"remote", conn.RemoteAddr().String(), "version", fields[1], "ours", wireVersion())
 		_, _ = io.WriteString(conn, "REFUSED\n")
 		return
 	}
@@ -202,8 +202,7 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 			response.Refused = true
 			return response
 		}
-		batch[i] = operation{kind: op.Kind, queueID: op.QueueID, enqueue: op.Enqueue, dequeue: op.Dequeue,
-			receipts: op.Receipts, receipt: op.Receipt, seconds: op.Seconds}
+		batch[i] = op.operation()
 	}
 	s.peers.carried.Store(time.Now().UnixNano())
 	outcomes, errs, err := s.rounds.doAll(ctx, batch)
@@ -223,8 +222,7 @@ func (s *MessageStore) carry(ctx context.Context, request peerRequest) peerRespo
 		if failure != nil && domain.ErrorCode(failure) == domain.CodeInternal {
 			s.peers.log.Error("a forwarded request failed", "error", failure)
 		}
-		response.Outcomes[i] = wireOutcome{Enqueued: out.enqueued, Dequeued: out.dequeued, Removed: out.removed, Held: out.held,
-			Refusal: toWireError(out.err), Failure: toWireError(failure)}
+		response.Outcomes[i] = toWireOutcome(out, failure)
 	}
 	return response
 }
