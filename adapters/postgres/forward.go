@@ -148,9 +148,17 @@ func (p *peers) renew(ctx context.Context) {
 	defer close(p.done)
 	ticker := time.NewTicker(leaseRenewal)
 	defer ticker.Stop()
-	last := ""
+	last, lastRead := "", time.Time{}
 	for {
-		leader := p.claim(ctx)
+		leader, err := p.claim(ctx)
+		switch {
+		case err == nil:
+			lastRead = time.Now()
+		case time.Since(lastRead) < leaseLifetime:
+			// A read that failed (a slow or busy database) changes no lease: the leader read
+			// last holds it still, at least until it would lapse unrenewed.
+			leader = last
+		}
 		if leader != last {
 			p.log.Info("round leader", "leader", leader, "self", leader == p.self)
 			last = leader
@@ -173,18 +181,19 @@ func (p *peers) renew(ctx context.Context) {
 }
 
 // claim renews this instance's lease, or claims a lapsed one, and returns the leader's
-// address, "" when none is known.
-func (p *peers) claim(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, leaseRenewal)
+// address, "" when there is none, or the error of a read that failed.
+func (p *peers) claim(ctx context.Context) (string, error) {
+	readCtx, cancel := context.WithTimeout(ctx, leaseRenewal)
 	defer cancel()
 	var leader string
-	if err := p.pool.QueryRow(ctx, claimRoundLeader, p.self, leaseLifetime.Seconds()).Scan(&leader); err != nil {
-		if !errors.Is(err, pgx.ErrNoRows) && ctx.Err() == nil {
-			p.log.Warn("could not read the round leader's lease: rounds run here", "error", err)
-		}
-		return ""
+	err := p.pool.QueryRow(readCtx, claimRoundLeader, p.self, leaseLifetime.Seconds()).Scan(&leader)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil && ctx.Err() == nil:
+		p.log.Warn("could not read the round leader's lease", "error", err)
 	}
-	return leader
+	return leader, err
 }
 
 // leaderKnown reports whether there is a leader to forward to.

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +38,9 @@ func newPeer(t *testing.T, p *pgxpool.Pool, token string) *peerInstance {
 		t.Fatal(err)
 	}
 	address := listener.Addr().String()
-	store := postgres.NewMessageStore(p, postgres.MessageStoreOptions{Peers: &postgres.PeerOptions{Advertise: address, Token: token}})
+	// Its log is the test's, which says why a round ran where it did when a test fails.
+	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	store := postgres.NewMessageStore(p, postgres.MessageStoreOptions{Peers: &postgres.PeerOptions{Advertise: address, Token: token, Logger: log}})
 	instance := &peerInstance{store: store, address: address, served: make(chan error, 1)}
 	go func() { instance.served <- store.ServePeers(listener) }()
 	t.Cleanup(func() {
@@ -295,4 +299,34 @@ func followerOf(t *testing.T, s *isolated, address string) *peerInstance {
 	awaitCondition(t, "the follower knows the leader", func() bool { return postgres.KnowsLeader(follower.store) })
 	postgres.ForwardAlways(follower.store)
 	return follower
+}
+
+// testLog writes to the test's log.
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+// A read of the lease that fails (here: it waits past its timeout for a lock on the table)
+// changes no lease: the follower keeps forwarding to the leader it read last, which leads
+// still, instead of running its rounds itself until a read succeeds again.
+func TestLease_ReadFails_TheLeaderReadLastIsKept(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s, leader, follower := newLeaderAndFollower(t)
+
+	held := s.holdFor(t, 2500*time.Millisecond, "LOCK TABLE round_leader IN ACCESS EXCLUSIVE MODE")
+	forgotten := false
+	for waiting := true; waiting; {
+		select {
+		case <-held:
+			waiting = false
+		case <-time.After(10 * time.Millisecond):
+			forgotten = forgotten || !postgres.KnowsLeader(follower.store) || !postgres.Leads(leader.store)
+		}
+	}
+
+	is.True(!forgotten) // while the reads failed, the follower knew its leader and the leader led
 }
