@@ -7,7 +7,9 @@
 # where pg_stat_statements is loaded (scripts/services.sh loads it), what the commits are made
 # of: the statements per lifecycle, the rounds per lifecycle (executions of the round lock,
 # which every round takes once), and the buffers each claim of a round read; and the load
-# generator's median dequeue latency, the wait that sets a closed loop's throughput.
+# generator's median dequeue latency, the wait that sets a closed loop's throughput. After the
+# table, each count's lifecycles/s, commits and CPU per lifecycle against the run of one instance
+# before it: "1 3p 1 3p" measures two pairs.
 #
 # usage: scripts/bench/instances.sh [INSTANCE_COUNTS]   (default "1 2 3 2p 3p": a count with p
 # runs its instances with peer listeners, forwarding rounds to their leader, docs/operations.md)
@@ -82,6 +84,7 @@ dequeue_p50() {
 }
 
 hz=$(getconf CLK_TCK)
+rows=()
 printf '%-10s %14s %22s %24s %20s %16s %12s %18s %18s\n' instances lifecycles/s "commits per lifecycle" "PostgreSQL CPU ms/lc" \
 	"Retsu CPU ms/lc" "statements/lc" "rounds/lc" "buffers per claim" "dequeue p50 ms"
 for run in $counts; do
@@ -119,13 +122,23 @@ for run in $counts; do
 	stop_servers
 	rate=$(sed -n 's/.*"lifecycles_per_second": \([0-9.]*\).*/\1/p' "$out/instances-$run.json")
 	p50=$(dequeue_p50 "$out/instances-$run.json")
-	awk -v n="$run" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+	row=$(awk -v n="$run" -v rate="$rate" -v c=$((c1 - c0)) -v p=$((p1 - p0)) -v r=$((r1 - r0)) -v hz="$hz" -v t0="$t0" -v t1="$t1" \
 		-v calls="${calls:--}" -v rounds="${rounds:--}" -v claim="${claim_buffers:--}" -v p50="${p50:--}" 'BEGIN {
 		lifecycles = rate * (t1 - t0)
 		per = calls == "-" ? "-" : sprintf("%.3f", calls / lifecycles)
 		rounds_per = rounds == "-" ? "-" : sprintf("%.3f", rounds / lifecycles)
 		printf "%-10s %14.0f %22.3f %24.3f %20.3f %16s %12s %18s %18s\n", n, rate, c / lifecycles, p / hz * 1000 / lifecycles,
 			r / hz * 1000 / lifecycles, per, rounds_per, claim, p50
-	}'
+	}')
+	echo "$row"
+	rows+=("$row")
 done
+# Each count against the run of one instance nearest before it (runs far apart in time on a
+# shared machine compare less well): the ratios issue 18 asks about.
+printf '%s\n' "${rows[@]}" | awk '
+	$1 == "1" { base = 1; lc = $2; commits = $3; cpu = $4; next }
+	base && lc > 0 && commits > 0 && cpu > 0 {
+		printf "%s against 1: lifecycles/s %.2fx, commits per lifecycle %.2fx, PostgreSQL CPU per lifecycle %.2fx\n",
+			$1, $2 / lc, $3 / commits, $4 / cpu
+	}'
 echo "details: $out/instances-*.{txt,json,log}"
