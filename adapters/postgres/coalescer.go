@@ -29,9 +29,12 @@ type coalescer[Request, Answer any] struct {
 	// prepare, when set, runs in a slot before the slot takes each batch, and may wait there
 	// (for the database's round lock, say: see MessageStore.prepareRound) so that the batch
 	// takes every request that arrived meanwhile; requests that give up meanwhile are taken
-	// out, as from any wait. It returns nil, or a function that undoes what it did when no
-	// request is left to take. Set it before the first request.
-	prepare func(slot int) (undo func())
+	// out, as from any wait. busy says that requests waited when the slot's previous batch
+	// ended, before its requesters were answered; it is false for the first batch of a slot
+	// that was idle, and for one whose requests all came after the previous batch's answers.
+	// It returns nil, or a function that undoes what it did when no request is left to take.
+	// Set it before the first request.
+	prepare func(slot int, busy bool) (undo func())
 
 	mu      sync.Mutex
 	waiting []*pendingCall[Request, Answer] // in arrival order
@@ -143,6 +146,7 @@ func (c *coalescer[Request, Answer]) submit(calls ...*pendingCall[Request, Answe
 // the one before it ran, until none waits.
 func (c *coalescer[Request, Answer]) runSlot(slot int) {
 	defer c.slots.Done()
+	busy := false // whether requests waited when the slot's previous batch ended
 	for {
 		var batch []*pendingCall[Request, Answer]
 		c.mu.Lock()
@@ -158,7 +162,7 @@ func (c *coalescer[Request, Answer]) runSlot(slot int) {
 			return
 		}
 		if batch == nil {
-			undo := c.prepare(slot)
+			undo := c.prepare(slot, busy)
 			c.mu.Lock()
 			batch = c.takeBatch()
 			c.mu.Unlock()
@@ -171,7 +175,7 @@ func (c *coalescer[Request, Answer]) runSlot(slot int) {
 				continue
 			}
 		}
-		c.execute(slot, batch)
+		busy = c.execute(slot, batch)
 	}
 }
 
@@ -212,8 +216,10 @@ func (c *coalescer[Request, Answer]) withdraw(call *pendingCall[Request, Answer]
 	return true
 }
 
-// execute runs one batch and answers each of its requests.
-func (c *coalescer[Request, Answer]) execute(slot int, batch []*pendingCall[Request, Answer]) {
+// execute runs one batch and answers each of its requests. It reports whether requests
+// waited when the batch ended, before its requesters were answered: a requester that sends
+// its next request once answered did not wait for this batch.
+func (c *coalescer[Request, Answer]) execute(slot int, batch []*pendingCall[Request, Answer]) (busy bool) {
 	requests := make([]Request, len(batch))
 	for i, call := range batch {
 		requests[i] = call.request
@@ -222,6 +228,9 @@ func (c *coalescer[Request, Answer]) execute(slot int, batch []*pendingCall[Requ
 	ctx, cancel := context.WithTimeout(context.Background(), c.limits.timeout)
 	err := c.run(ctx, slot, requests, answers)
 	cancel()
+	c.mu.Lock()
+	busy = len(c.waiting) > 0
+	c.mu.Unlock()
 	for i, call := range batch {
 		if err != nil {
 			call.err = err
@@ -230,6 +239,7 @@ func (c *coalescer[Request, Answer]) execute(slot int, batch []*pendingCall[Requ
 		}
 		close(call.done)
 	}
+	return busy
 }
 
 // close refuses new requests and returns once every request already made is answered.

@@ -336,7 +336,7 @@ func TestCoalescer_Prepare_BatchTakesTheRequestsOfTheWait(t *testing.T) {
 		batches = append(batches, slices.Clone(batch))
 		return nil
 	})
-	c.prepare = func(int) func() {
+	c.prepare = func(int, bool) func() {
 		entered <- struct{}{}
 		<-release
 		return nil
@@ -362,7 +362,7 @@ func TestCoalescer_Prepare_UndoneWhenEveryoneGaveUp(t *testing.T) {
 		ran = true
 		return nil
 	})
-	c.prepare = func(int) func() {
+	c.prepare = func(int, bool) func() {
 		entered <- struct{}{}
 		<-release
 		return func() { close(undone) }
@@ -380,4 +380,54 @@ func TestCoalescer_Prepare_UndoneWhenEveryoneGaveUp(t *testing.T) {
 	}
 	c.close()
 	is.True(!ran) // and ran no batch
+}
+
+func TestCoalescer_Prepare_BusyWhenTheBatchFollowsAnother(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	g := newGatedRun()
+	c := newCoalescer(oneAtATime, nil, g.run)
+	var mu sync.Mutex
+	var busy []bool
+	c.prepare = func(_ int, b bool) func() {
+		mu.Lock()
+		busy = append(busy, b)
+		mu.Unlock()
+		return nil
+	}
+	seen := func() []bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(busy)
+	}
+	first := submitRunning(t, c, g, 1)
+	second := submit(t, c, context.Background(), 2) // arrives while the first batch runs
+	g.open(0, nil)
+	is.NoErr(receive(t, first).err)
+	g.waitStarted(t)
+	g.open(1, nil)
+	is.NoErr(receive(t, second).err)
+	is.Equal(seen(), []bool{false, true}) // an idle slot's batch leaves at once; the one that waited for it follows
+
+	waitIdle(t, c)
+	third := submitRunning(t, c, g, 3) // the slot was idle again
+	g.open(2, nil)
+	is.NoErr(receive(t, third).err)
+	is.Equal(seen(), []bool{false, true, false})
+}
+
+// waitIdle waits until every slot of c is free.
+func waitIdle(t *testing.T, c *coalescer[int, int]) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		idle := len(c.free) == c.limits.maxRunning
+		c.mu.Unlock()
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the coalescer's slots did not go idle")
+		}
+	}
 }

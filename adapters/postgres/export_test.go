@@ -96,6 +96,13 @@ func SampleEvery(s *MessageStore, d time.Duration) { s.sampleInterval = d }
 // RoundsRun is how many rounds s has run.
 func RoundsRun(s *MessageStore) int64 { return s.roundsRun.Load() }
 
+// WaitingRequests is how many requests wait for a round of s.
+func WaitingRequests(s *MessageStore) int {
+	s.rounds.mu.Lock()
+	defer s.rounds.mu.Unlock()
+	return len(s.rounds.waiting)
+}
+
 // RoundLockKeys are the arguments of RoundLockArguments for the lock of a round slot.
 func RoundLockKeys(slot int) (class, key int32) { return advisoryLockClass, roundLockKey(slot) }
 

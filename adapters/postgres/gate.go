@@ -18,8 +18,14 @@ import (
 // and only then takes its batch, the requests that arrived during the wait included
 // (prepareRound): the instances still take turns, but each turn carries what a lone
 // instance's round would, at the price of one more round trip per round. A slot whose lock
-// was free calmWaits times in a row goes back to sending at once, so an idle database, or a
-// lone instance, answers a lone request in one round trip as before.
+// was free calmWaits times in a row goes back to sending at once.
+//
+// A busy slot does the same, on a lone instance too: when requests waited at the end of the
+// slot's previous round, the database is what they wait for, and the next round takes its
+// lock first, so that the requests that arrive during that round trip go with it. This is
+// the spirit of PostgreSQL's commit_delay without a timer: the rounds grow by what arrives in
+// one round trip, and only while rounds run back to back. The first round after the slot was
+// idle leaves at once, so an idle server answers a lone request in one round trip.
 
 // contendedWait is the wait for a round lock above which the slot's next round takes the
 // lock before it takes its batch. An uncontended lock is granted in microseconds; any round
@@ -63,14 +69,14 @@ type roundGate struct {
 }
 
 // prepareRound is the coalescer's prepare (see the comment at the top of this file): for a
-// contended slot, or any slot of a round leader that carries forwarded batches (forward.go),
-// it opens a transaction on a connection of its own and waits in it for the slot's lock, and
-// returns the undo that rolls it back. For any other slot, or when the
+// busy slot, a contended one, or any slot of a round leader that carries forwarded batches
+// (forward.go), it opens a transaction on a connection of its own and waits in it for the
+// slot's lock, and returns the undo that rolls it back. For any other slot, or when the
 // database fails it, it does nothing: the round then takes the lock itself, and meets any
 // error of the database as it would have.
-func (s *MessageStore) prepareRound(slot int) (undo func()) {
+func (s *MessageStore) prepareRound(slot int, busy bool) (undo func()) {
 	g := &s.gates[slot]
-	if !g.contended() && !s.carrying() {
+	if !busy && !g.contended() && !s.carrying() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), roundTimeout)

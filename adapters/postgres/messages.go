@@ -48,8 +48,9 @@ type MessageStore struct {
 	// while a leader is known, contended or not; tests change them.
 	sampleInterval time.Duration
 	forwardAlways  bool
-	// roundsRun counts the rounds run, for the tests and the metrics.
-	roundsRun atomic.Int64
+	// roundsRun counts the rounds run, and roundsGated those of them that took their lock
+	// before their batch (gate.go), for the tests and the metrics.
+	roundsRun, roundsGated atomic.Int64
 }
 
 // The bounds of coalescing.
@@ -118,15 +119,16 @@ func (s *MessageStore) do(ctx context.Context, op operation) (outcome, error) {
 
 // RoundStats are a MessageStore's running totals of rounds, for the metrics.
 type RoundStats struct {
-	// Rounds counts the rounds run here, Forwarded the batches the round leader carried.
-	Rounds, Forwarded int64
+	// Rounds counts the rounds run here, Gated those of them that took their round lock before
+	// their batch (gate.go), Forwarded the batches the round leader carried.
+	Rounds, Gated, Forwarded int64
 	// Leading is true while this instance holds the round leader's lease (forward.go).
 	Leading bool
 }
 
 // RoundStats returns the store's running totals of rounds.
 func (s *MessageStore) RoundStats() RoundStats {
-	r := RoundStats{Rounds: s.roundsRun.Load()}
+	r := RoundStats{Rounds: s.roundsRun.Load(), Gated: s.roundsGated.Load()}
 	if s.peers != nil {
 		r.Forwarded, r.Leading = s.peers.forwarded.Load(), s.peers.leading.Load()
 	}

@@ -446,6 +446,64 @@ func TestRounds_AfterWaitingForTheirLock_GatherTheRequestsOfTheWait(t *testing.T
 	is.Equal(len(got.Deliveries), 5) // and stored them, with the first
 }
 
+func TestRounds_BackToBack_TakeTheirLockBeforeTheirBatch(t *testing.T) {
+	t.Parallel()
+	is := is.New(t)
+	s := newIsolated(t)
+	ctx := context.Background()
+	queueID := newID()
+	for i := range 3 {
+		is.NoErr(enqueueOne(s.store, newEnqueue(queueID, domain.PriorityHigh, fmt.Sprint("first ", i))))
+	}
+	d, err := dequeueOne(s.store, queueID)
+	is.NoErr(err)
+	is.Equal(len(d.Deliveries), 1)
+
+	// A round held up in the database (its acknowledgement waits for the message's row) while
+	// requests arrive: the round after it takes its lock before it takes them. (Whether a
+	// lone request's round leaves at once is the coalescer's busy, false for the first batch
+	// of an idle slot: a slot whose lock wait happened to be long on a loaded machine is
+	// contended for a few rounds, and gated for that, so it is not counted here.)
+	tx, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, "SELECT 1 FROM messages WHERE id = $1 FOR UPDATE", d.Deliveries[0].MessageID)
+	is.NoErr(err)
+	before := postgres.RoundsRun(s.store)
+	acked := make(chan error, 1)
+	go func() {
+		_, err := acknowledgeOne(s.store, queueID, d.Deliveries[0])
+		acked <- err
+	}()
+	waitFor(t, func() bool { return postgres.RoundsRun(s.store) > before }) // its round has left
+	gatedBefore := s.store.RoundStats().Gated
+	done := make(chan error, 3)
+	for i := range 3 {
+		go func() { done <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityLow, fmt.Sprint("waits ", i))) }()
+	}
+	waitFor(t, func() bool { return postgres.WaitingRequests(s.store) == 3 })
+	is.NoErr(tx.Commit(ctx))
+	is.NoErr(<-acked)
+	for range 3 {
+		is.NoErr(<-done)
+	}
+	is.Equal(s.store.RoundStats().Gated-gatedBefore, int64(1)) // the round that followed was gated
+	is.Equal(postgres.RoundsRun(s.store)-before, int64(2))     // and carried the three
+	got, err := s.store.Dequeue(ctx, ports.DequeueParams{QueueID: queueID, Max: 10})
+	is.NoErr(err)
+	is.Equal(len(got.Deliveries), 5) // two of the first, and the three
+}
+
+// waitFor waits until cond holds, for 10 s at most.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the condition did not come about")
+		}
+	}
+}
+
 func TestRound_KeysOfDifferentRetentions_EachExpiresAfterItsOwn(t *testing.T) {
 	t.Parallel()
 	is := is.New(t)

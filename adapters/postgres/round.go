@@ -223,6 +223,9 @@ func (s *MessageStore) runRoundAt(ctx context.Context, g *roundGate, slot int, b
 // transaction prepareRound opened, which holds the lock already; any other takes the lock
 // itself, first.
 func (s *MessageStore) tryRound(ctx context.Context, g *roundGate, slot int, batch []operation, outcomes []outcome) error {
+	if g.conn != nil {
+		s.roundsGated.Add(1) // before roundsRun, which the tests watch
+	}
 	s.roundsRun.Add(1)
 	r := newRound(batch)
 	statements := r.statements(batch)

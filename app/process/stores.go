@@ -70,7 +70,7 @@ func openPostgres(ctx context.Context, cfg Config, log *slog.Logger) (*stores, e
 		poolStat: func() prometheus.PoolStat { return pool.Stat() },
 		roundStat: func() prometheus.RoundStat {
 			r := messages.RoundStats()
-			return prometheus.RoundStat{Rounds: r.Rounds, Forwarded: r.Forwarded, Leading: r.Leading}
+			return prometheus.RoundStat{Rounds: r.Rounds, Gated: r.Gated, Forwarded: r.Forwarded, Leading: r.Leading}
 		},
 	}
 	if cfg.PeerAddr != "" {

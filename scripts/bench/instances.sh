@@ -19,7 +19,8 @@
 # fewer lifecycles, and a rate that every count of instances sustains compares them at the
 # same throughput), BENCH_WAIT (wait_seconds of the consumers' dequeues: 0s, the default, polls;
 # with a rate, 20s makes the consumers the long-polling workers they would be), BENCH_DB
-# (retsu_bench_instances, recreated), BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i). Expects the
+# (retsu_bench_instances, recreated), BENCH_REDIS_DB (3), BENCH_PORT_BASE (24270: instance i listens on BASE+i),
+# BENCH_RETSU (.run/bin/retsu: the server binary, so that two builds can be run in turns). Expects the
 # services of scripts/services.sh and the binaries of `make build`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -37,6 +38,7 @@ wait_seconds=${BENCH_WAIT:-0s}
 db=${BENCH_DB:-retsu_bench_instances}
 redis_url=${RETSU_REDIS_URL%/*}/${BENCH_REDIS_DB:-3}
 port_base=${BENCH_PORT_BASE:-24270}
+retsu=${BENCH_RETSU:-.run/bin/retsu}
 peer_port_base=$((port_base + 100))
 url=$(database_url "$db")
 out=.run/bench
@@ -91,7 +93,7 @@ for run in $counts; do
 	n=${run%p}
 	peers=$([ "$n" != "$run" ] && echo 1 || echo 0)
 	recreate_database "$db"
-	.run/bin/retsu migrate up --database-url "$url"
+	"$retsu" migrate up --database-url "$url"
 	psql -qX "$url" -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null 2>&1 || true
 	urls=()
 	for ((i = 0; i < n; i++)); do
@@ -100,7 +102,7 @@ for run in $counts; do
 		if [ "$peers" = 1 ]; then
 			peer_flags=(--peer-addr "127.0.0.1:$((peer_port_base + i))" --peer-token bench-peer-token-0123456789)
 		fi
-		.run/bin/retsu serve --addr "$addr" --database-url "$url" --redis-url "$redis_url" --migrate=false \
+		"$retsu" serve --addr "$addr" --database-url "$url" --redis-url "$redis_url" --migrate=false \
 			--workers=false --log-level warn "${peer_flags[@]}" 2>"$out/instances-$run-$i.log" &
 		servers+=($!)
 		wait_for_listener "$addr"
