@@ -10,9 +10,9 @@ import (
 // coalescer carries out concurrent requests in batches, group-commit style. A request that
 // arrives while fewer than maxRunning batches run leaves at once, alone or with whatever else
 // waits; requests that arrive while every batch slot is busy wait together and leave as the
-// next batch when a slot frees. No timer ever delays a request, so an idle server answers a
-// lone request as fast as without coalescing, and a busy one sends fewer, larger batches the
-// busier it gets. The MessageStore's batches are its rounds (see round).
+// next batch when a slot frees (after its prepare, if one is set). No timer ever delays a
+// request, so an idle server answers a lone request as fast as without coalescing, and a busy
+// one sends fewer, larger batches the busier it gets. The MessageStore's batches are its rounds (see round).
 //
 // Each requester waits for the outcome of its own batch: run's answer for it, or run's error,
 // which reaches every request of the batch. Batches run on a context of their own, bounded by
@@ -30,8 +30,8 @@ type coalescer[Request, Answer any] struct {
 	// (for the database's round lock, say: see MessageStore.prepareRound) so that the batch
 	// takes every request that arrived meanwhile; requests that give up meanwhile are taken
 	// out, as from any wait. busy says that requests waited when the slot's previous batch
-	// ended, before its requesters were answered; it is false for the first batch of a slot
-	// that was idle, and for one whose requests all came after the previous batch's answers.
+	// ended (when run returned, before its requesters were answered); it is false for the
+	// first batch of a slot that was idle, and whenever nothing waited at that moment.
 	// It returns nil, or a function that undoes what it did when no request is left to take.
 	// Set it before the first request.
 	prepare func(slot int, busy bool) (undo func())
@@ -168,7 +168,8 @@ func (c *coalescer[Request, Answer]) runSlot(slot int) {
 			c.mu.Unlock()
 			if len(batch) == 0 {
 				// Everyone gave up while the slot was prepared: undo it before the slot
-				// may be taken again, then look once more.
+				// may be taken again, then look once more (busy as it was: whoever
+				// arrived meanwhile waited for the preparation).
 				if undo != nil {
 					undo()
 				}

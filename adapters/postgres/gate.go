@@ -9,7 +9,7 @@ import (
 )
 
 // Rounds of several instances (see lockRoundSlot) take turns on their slot's round lock. A
-// round that is sent at once, as on a lone instance, then waits for the lock in the database
+// round that is sent at once, as on a lone idle instance, then waits for the lock in the database
 // with the requests it had when it left, while those that arrive meanwhile wait for the next
 // round: with three instances under the load one instance carries, each round carries about a
 // third as many requests, and PostgreSQL pays about three times the commits per message.
@@ -36,7 +36,13 @@ const contendedWait = 250 * time.Microsecond
 // other instances' rounds come and go, and one lock that happened to be free says little.
 const calmWaits = 8
 
-// contended says whether the slot's next round takes its lock before its batch.
+// unpreparedFor is how long a slot whose preparation failed (no connection in time, a
+// database that refused) sends its busy rounds at once: during an outage or with the pool
+// used up, each busy round would otherwise wait twice, once to prepare and once to run.
+const unpreparedFor = time.Second
+
+// contended says whether the slot's rounds wait for other instances' (see waited): one of
+// the reasons for which its next round takes its lock before its batch (prepareRound).
 func (g *roundGate) contended() bool { return g.calm < calmWaits }
 
 // waited records a wait of seconds for the slot's lock.
@@ -66,6 +72,15 @@ type roundGate struct {
 	// conn, between prepareRound and the round it prepared, holds an open transaction that
 	// holds the slot's round lock.
 	conn *pgxpool.Conn
+	// failed is when the slot's last preparation failed.
+	failed time.Time
+}
+
+// failedToPrepare records a preparation that failed: the slot is calm again, and its busy
+// rounds leave at once for unpreparedFor.
+func (g *roundGate) failedToPrepare() {
+	g.calm = calmWaits
+	g.failed = time.Now()
 }
 
 // prepareRound is the coalescer's prepare (see the comment at the top of this file): for a
@@ -76,6 +91,7 @@ type roundGate struct {
 // error of the database as it would have.
 func (s *MessageStore) prepareRound(slot int, busy bool) (undo func()) {
 	g := &s.gates[slot]
+	busy = busy && time.Since(g.failed) >= unpreparedFor
 	if !busy && !g.contended() && !s.carrying() {
 		return nil
 	}
@@ -83,7 +99,7 @@ func (s *MessageStore) prepareRound(slot int, busy bool) (undo func()) {
 	defer cancel()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		g.calm = calmWaits
+		g.failedToPrepare()
 		return nil
 	}
 	// BEGIN and the lock in one round trip, as prepared statements: the transaction stays
@@ -100,7 +116,7 @@ func (s *MessageStore) prepareRound(slot int, busy bool) (undo func()) {
 	}
 	if err != nil {
 		conn.Release() // with its transaction still open, the pool closes the connection
-		g.calm = calmWaits
+		g.failedToPrepare()
 		return nil
 	}
 	g.waited(wait)

@@ -460,14 +460,11 @@ func TestRounds_BackToBack_TakeTheirLockBeforeTheirBatch(t *testing.T) {
 	is.Equal(len(d.Deliveries), 1)
 
 	// A round held up in the database (its acknowledgement waits for the message's row) while
-	// requests arrive: the round after it takes its lock before it takes them. (Whether a
-	// lone request's round leaves at once is the coalescer's busy, false for the first batch
-	// of an idle slot: a slot whose lock wait happened to be long on a loaded machine is
-	// contended for a few rounds, and gated for that, so it is not counted here.)
-	tx, err := s.pool.Begin(ctx)
+	// three requests arrive.
+	row, err := s.pool.Begin(ctx)
 	is.NoErr(err)
-	defer tx.Rollback(ctx)
-	_, err = tx.Exec(ctx, "SELECT 1 FROM messages WHERE id = $1 FOR UPDATE", d.Deliveries[0].MessageID)
+	defer row.Rollback(ctx)
+	_, err = row.Exec(ctx, "SELECT 1 FROM messages WHERE id = $1 FOR UPDATE", d.Deliveries[0].MessageID)
 	is.NoErr(err)
 	before := postgres.RoundsRun(s.store)
 	acked := make(chan error, 1)
@@ -475,33 +472,54 @@ func TestRounds_BackToBack_TakeTheirLockBeforeTheirBatch(t *testing.T) {
 		_, err := acknowledgeOne(s.store, queueID, d.Deliveries[0])
 		acked <- err
 	}()
-	waitFor(t, func() bool { return postgres.RoundsRun(s.store) > before }) // its round has left
+	awaitCondition(t, "the acknowledgement's round left", func() bool { return postgres.RoundsRun(s.store) > before })
 	gatedBefore := s.store.RoundStats().Gated
-	done := make(chan error, 3)
-	for i := range 3 {
-		go func() { done <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityLow, fmt.Sprint("waits ", i))) }()
+	done := make(chan error, 4)
+	enqueue := func(payload string) {
+		go func() { done <- enqueueOne(s.store, newEnqueue(queueID, domain.PriorityLow, payload)) }()
 	}
-	waitFor(t, func() bool { return postgres.WaitingRequests(s.store) == 3 })
-	is.NoErr(tx.Commit(ctx))
+	for i := range 3 {
+		enqueue(fmt.Sprint("waits ", i))
+	}
+	awaitCondition(t, "three requests wait", func() bool { return postgres.WaitingRequests(s.store) == 3 })
+
+	// The slot's lock is asked for by another transaction, queued behind the held round, so
+	// that it holds the lock when the round ends.
+	other, err := s.pool.Begin(ctx)
+	is.NoErr(err)
+	defer other.Rollback(ctx)
+	var otherPID int32
+	is.NoErr(other.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&otherPID))
+	class, slot := postgres.RoundLockKeys(0)
+	locked := make(chan error, 1)
+	go func() {
+		_, err := other.Exec(ctx, "SELECT pg_advisory_xact_lock("+postgres.RoundLockArguments+")", class, slot)
+		locked <- err
+	}()
+	awaitCondition(t, "the other transaction waits for the lock", func() bool {
+		var waits bool
+		err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_locks WHERE pid = $1 AND locktype = 'advisory' AND NOT granted)",
+			otherPID).Scan(&waits)
+		return err == nil && waits
+	})
+	is.NoErr(row.Commit(ctx))
 	is.NoErr(<-acked)
-	for range 3 {
+	is.NoErr(<-locked)
+
+	// The round that follows takes the lock before its batch: it waits for the lock with the
+	// three still waiting, and a fourth that arrives meanwhile goes with them.
+	waitForBlockedBy(t, s, otherPID)
+	enqueue("arrives while the round waits for its lock")
+	awaitCondition(t, "four requests wait", func() bool { return postgres.WaitingRequests(s.store) == 4 })
+	is.NoErr(other.Commit(ctx))
+	for range 4 {
 		is.NoErr(<-done)
 	}
-	is.Equal(s.store.RoundStats().Gated-gatedBefore, int64(1)) // the round that followed was gated
-	is.Equal(postgres.RoundsRun(s.store)-before, int64(2))     // and carried the three
+	is.Equal(s.store.RoundStats().Gated-gatedBefore, int64(1)) // one gated round
+	is.Equal(postgres.RoundsRun(s.store)-before, int64(2))     // carried the four
 	got, err := s.store.Dequeue(ctx, ports.DequeueParams{QueueID: queueID, Max: 10})
 	is.NoErr(err)
-	is.Equal(len(got.Deliveries), 5) // two of the first, and the three
-}
-
-// waitFor waits until cond holds, for 10 s at most.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition did not come about")
-		}
-	}
+	is.Equal(len(got.Deliveries), 6) // two of the first, and the four
 }
 
 func TestRound_KeysOfDifferentRetentions_EachExpiresAfterItsOwn(t *testing.T) {

@@ -325,9 +325,10 @@ const exhaustedPerClaim = "1000"
 // (advisoryLockClass, roundLockKey), and returns how long it waited for it, in seconds:
 // every instance on the database takes the same lock for its slot of the same number, so
 // that rounds run one per slot across all of them, as they do within one instance. A slot
-// that had to wait takes the lock before it gathers its next round (gate.go), so that the
-// requests that arrived during the wait go with it: several instances then send about as
-// few, as large rounds as one instance would. An idle database grants the lock at once. Only
+// that had to wait, or whose last round ended with requests waiting, takes the lock before
+// it gathers its next round (gate.go), so that the requests that arrived meanwhile go with
+// it: several instances then send about as few, as large rounds as one instance would. An
+// idle database grants the lock at once. Only
 // rounds take these locks, and always first, so no wait for them can be part of a deadlock.
 const lockRoundSlot = `
 WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(` + roundLockArguments + `))

@@ -20,7 +20,7 @@ func (m *Metrics) CollectRounds(stat func() RoundStat) {
 			Help: "Rounds (transactions of coalesced requests) this instance ran."},
 			func() float64 { return float64(stat().Rounds) }),
 		prom.NewCounterFunc(prom.CounterOpts{Name: namespace + "_postgres_rounds_gated_total",
-			Help: "Rounds that took their round lock before their batch, so that the requests arriving meanwhile went with them: rounds that followed a round, waited for another instance's, or carried forwarded batches."},
+			Help: "Rounds that took their round lock before their batch, so that the requests arriving meanwhile went with them: after a round that ended with requests waiting, while other instances' rounds held the lock, or while this instance carried forwarded batches."},
 			func() float64 { return float64(stat().Gated) }),
 		prom.NewCounterFunc(prom.CounterOpts{Name: namespace + "_postgres_forwarded_batches_total",
 			Help: "Batches of requests this instance forwarded to the round leader, which carried them in its rounds."},
