@@ -12,7 +12,8 @@ import (
 // waits; requests that arrive while every batch slot is busy wait together and leave as the
 // next batch when a slot frees (after its prepare, if one is set). No timer ever delays a
 // request, so an idle server answers a lone request as fast as without coalescing, and a busy
-// one sends fewer, larger batches the busier it gets. The MessageStore's batches are its rounds (see round).
+// one sends fewer, larger batches the busier it gets. The MessageStore's batches are its
+// rounds (see round).
 //
 // Each requester waits for the outcome of its own batch: run's answer for it, or run's error,
 // which reaches every request of the batch. Batches run on a context of their own, bounded by

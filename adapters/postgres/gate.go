@@ -9,10 +9,11 @@ import (
 )
 
 // Rounds of several instances (see lockRoundSlot) take turns on their slot's round lock. A
-// round that is sent at once, as on a lone idle instance, then waits for the lock in the database
-// with the requests it had when it left, while those that arrive meanwhile wait for the next
-// round: with three instances under the load one instance carries, each round carries about a
-// third as many requests, and PostgreSQL pays about three times the commits per message.
+// round that is sent at once, as on a lone idle instance, then waits for the lock in the
+// database with the requests it had when it left, while those that arrive meanwhile wait for
+// the next round: with three instances under the load one instance carries, each round
+// carries about a third as many requests, and PostgreSQL pays about three times the commits
+// per message.
 //
 // So a slot whose round waited for its lock (other instances' rounds ran) takes the lock first
 // and only then takes its batch, the requests that arrived during the wait included

@@ -328,8 +328,8 @@ const exhaustedPerClaim = "1000"
 // that had to wait, or whose last round ended with requests waiting, takes the lock before
 // it gathers its next round (gate.go), so that the requests that arrived meanwhile go with
 // it: several instances then send about as few, as large rounds as one instance would. An
-// idle database grants the lock at once. Only
-// rounds take these locks, and always first, so no wait for them can be part of a deadlock.
+// idle database grants the lock at once. Only rounds take these locks, and always first, so
+// no wait for them can be part of a deadlock.
 const lockRoundSlot = `
 WITH locked AS MATERIALIZED (SELECT pg_advisory_xact_lock(` + roundLockArguments + `))
 SELECT extract(epoch FROM clock_timestamp() - statement_timestamp())::float8 FROM locked`
